@@ -1,0 +1,1 @@
+"""Measurement: one streaming request -> one record (client), plans and phases (runner)."""

@@ -1,0 +1,332 @@
+"""Fleet profiles: a TOML file naming the endpoints and the run plan, read into typed objects."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from nvfp4_tui.events import EndpointInfo
+from nvfp4_tui.tomlcheck import (
+    ConfigError,
+    Problems,
+    Table,
+    a_bool,
+    a_list_of,
+    a_number,
+    a_string,
+    an_int,
+    load_toml,
+    one_of,
+)
+
+ModelClass = Literal["moe", "dense"]
+
+# The seed's scaling run for Qwen3.6 (per-request decode tok/s 170/140/135/73 at c=1/2/4/8),
+# as each request's speed relative to concurrency 1.
+SEED_CONCURRENCY_CURVE: tuple[tuple[int, float], ...] = (
+    (1, 1.0),
+    (2, 140 / 170),
+    (4, 135 / 170),
+    (8, 73 / 170),
+)
+RTX_PRO_6000_TOTAL_MIB = 97887
+_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """Faults the simulator injects on one endpoint; all off by default."""
+
+    down: bool = False  # connection refused
+    http_status: int | None = None  # 429, 500 or 503 answered at error_rate
+    error_rate: float = 0.0
+    stall_s: float = 0.0  # a pause mid-stream, at stall_rate
+    stall_rate: float = 0.0
+    reset_rate: float = 0.0  # connection reset mid-stream
+    malformed_rate: float = 0.0  # a chunk that is not JSON
+    cutoff_rate: float = 0.0  # the stream ends before finish_reason and [DONE]
+    drip_s: float = 0.0  # extra delay before every chunk (slow drip)
+
+
+@dataclass(frozen=True)
+class SimSpec:
+    """How the built-in simulator serves one endpoint."""
+
+    decode_tps: float
+    ttft_s: float
+    vram_used_mib: float
+    vram_total_mib: float = RTX_PRO_6000_TOTAL_MIB
+    prefill_tps: float = 8000.0  # TTFT grows by prompt_tokens / prefill_tps
+    concurrency_curve: tuple[tuple[int, float], ...] = SEED_CONCURRENCY_CURVE
+    reasoning: bool = False
+    tools: bool = True
+    quality: float = 0.8  # 0..1: how good its answers are
+    power_limit_w: float = 600.0
+    gpu_name: str = "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"
+    seed: int = 0
+    faults: FaultSpec = field(default_factory=FaultSpec)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    id: str
+    label: str
+    url: str  # base URL without a trailing /v1
+    model: str
+    gpu: int | str | None  # index, UUID, "auto" or None
+    model_class: ModelClass
+    active_params_b: float | None = None
+    experts: int | None = None
+    api_key_env: str | None = None
+    telemetry: str = "nvml"  # nvml | none | sim | dcgm:URL
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    sim: SimSpec | None = None
+
+    @property
+    def info(self) -> EndpointInfo:
+        return EndpointInfo(
+            id=self.id,
+            label=self.label,
+            url=self.url,
+            model=self.model,
+            gpu=self.gpu if isinstance(self.gpu, int) else None,
+            model_class=self.model_class,
+            active_params_b=self.active_params_b,
+            experts=self.experts,
+            simulated=self.sim is not None,
+        )
+
+    def with_url(self, url: str) -> Endpoint:
+        return Endpoint(**{**self.__dict__, "url": url})
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    name: str
+    suites: tuple[str, ...]
+    concurrency: tuple[int, ...] = (1,)
+    requests: int | None = 2  # per prompt per phase; None when duration_s bounds phases
+    duration_s: float | None = None
+    temperature: float = 0.3
+    timeout_s: float = 300.0
+    max_tokens: int | None = None
+    warmup: bool = True
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Profile:
+    path: Path
+    run: RunPlan
+    endpoints: tuple[Endpoint, ...]
+
+    @property
+    def suites_dir(self) -> Path:
+        return self.path.parent / "suites"
+
+
+def _url(raw: Any) -> str | None:
+    if not isinstance(raw, str):
+        return None
+    parsed = urlparse(raw.strip())
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return None
+    try:
+        parsed.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        return None
+    base = raw.strip().rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def _gpu(raw: Any) -> int | str | None:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw if raw >= 0 else None
+    if isinstance(raw, str) and (raw == "auto" or raw.startswith(("GPU-", "MIG-"))):
+        return raw
+    return None
+
+
+def _telemetry(raw: Any) -> str | None:
+    if raw in ("nvml", "none", "sim"):
+        return raw
+    if isinstance(raw, str) and raw.startswith("dcgm:") and _url(raw[5:]):
+        return raw
+    return None
+
+
+def _an_id(raw: Any) -> str | None:
+    return raw if isinstance(raw, str) and _ID.match(raw) else None
+
+
+def _curve(raw: Any) -> tuple[tuple[int, float], ...] | None:
+    if not isinstance(raw, list) or not raw:
+        return None
+    points: list[tuple[int, float]] = []
+    for item in raw:
+        if not (isinstance(item, list) and len(item) == 2):
+            return None
+        c, factor = an_int(1)(item[0]), a_number(above=0)(item[1])
+        if c is None or factor is None:
+            return None
+        points.append((c, factor))
+    concurrencies = [c for c, _ in points]
+    if concurrencies != sorted(set(concurrencies)) or concurrencies[0] != 1:
+        return None
+    return tuple(points)
+
+
+def _rate(raw: Any) -> float | None:
+    return a_number(minimum=0, maximum=1)(raw)
+
+
+def _read_faults(table: Table | None) -> FaultSpec:
+    if table is None:
+        return FaultSpec()
+    spec = FaultSpec(
+        down=table.get("down", a_bool, "true or false", False),
+        http_status=table.get(
+            "http_status",
+            lambda v: v if v in (400, 404, 422, 429, 500, 503) else None,
+            "one of 400, 404, 422, 429, 500, 503",
+            None,
+        ),
+        error_rate=table.get("error_rate", _rate, "a number from 0 to 1", 0.0),
+        stall_s=table.get("stall_s", a_number(minimum=0), "a number of seconds >= 0", 0.0),
+        stall_rate=table.get("stall_rate", _rate, "a number from 0 to 1", 0.0),
+        reset_rate=table.get("reset_rate", _rate, "a number from 0 to 1", 0.0),
+        malformed_rate=table.get("malformed_rate", _rate, "a number from 0 to 1", 0.0),
+        cutoff_rate=table.get("cutoff_rate", _rate, "a number from 0 to 1", 0.0),
+        drip_s=table.get("drip_s", a_number(minimum=0), "a number of seconds >= 0", 0.0),
+    )
+    table.finish()
+    return spec
+
+
+def _read_sim(table: Table | None) -> SimSpec | None:
+    if table is None:
+        return None
+    positive = a_number(above=0)
+    spec = SimSpec(
+        decode_tps=table.get("decode_tps", positive, "a number of tokens/s > 0", 1.0),
+        ttft_s=table.get("ttft_s", a_number(minimum=0), "a number of seconds >= 0", 0.1),
+        vram_used_mib=table.get("vram_used_mib", a_number(minimum=0), "a number of MiB >= 0", 0.0),
+        vram_total_mib=table.get(
+            "vram_total_mib", positive, "a number of MiB > 0", RTX_PRO_6000_TOTAL_MIB
+        ),
+        prefill_tps=table.get("prefill_tps", positive, "a number of tokens/s > 0", 8000.0),
+        concurrency_curve=table.get(
+            "concurrency_curve",
+            _curve,
+            "a list of [concurrency, speed factor] pairs, increasing, starting at [1, 1.0]",
+            SEED_CONCURRENCY_CURVE,
+        ),
+        reasoning=table.get("reasoning", a_bool, "true or false", False),
+        tools=table.get("tools", a_bool, "true or false", True),
+        quality=table.get("quality", _rate, "a number from 0 to 1", 0.8),
+        power_limit_w=table.get("power_limit_w", positive, "a number of watts > 0", 600.0),
+        gpu_name=table.get("gpu_name", a_string, "a non-empty string", SimSpec.gpu_name),
+        seed=table.get("seed", an_int(0), "an integer >= 0", 0),
+        faults=_read_faults(table.table("faults")),
+    )
+    table.finish()
+    return spec
+
+
+def _read_endpoint(table: Table) -> Endpoint:
+    sim = _read_sim(table.table("sim"))
+    endpoint_id = table.get("id", _an_id, "an id of letters, digits, '_', '.' or '-'")
+    endpoint = Endpoint(
+        id=endpoint_id or "",
+        label=table.get("label", a_string, "a non-empty string", endpoint_id or ""),
+        url=table.get("url", _url, "an http(s) URL such as http://127.0.0.1:8016") or "",
+        model=table.get("model", a_string, "the served model name, a non-empty string") or "",
+        gpu=table.get("gpu", _gpu, 'an integer >= 0, a GPU UUID ("GPU-…") or "auto"', None),
+        model_class=table.get("class", one_of("moe", "dense"), '"moe" or "dense"', "dense"),
+        active_params_b=table.get("active_params_b", a_number(above=0), "a number > 0", None),
+        experts=table.get("experts", an_int(1), "an integer >= 1", None),
+        api_key_env=table.get("api_key_env", a_string, "the name of an environment variable", None),
+        telemetry=table.get(
+            "telemetry",
+            _telemetry,
+            '"nvml", "none", "sim" or "dcgm:http://host:9400/metrics"',
+            "sim" if sim is not None else "nvml",
+        ),
+        extra_body=table.get(
+            "extra_body", lambda v: v if isinstance(v, dict) else None, "a table", {}
+        ),
+        sim=sim,
+    )
+    table.finish()
+    return endpoint
+
+
+def _read_run(table: Table | None, path: Path) -> RunPlan:
+    if table is None:
+        return RunPlan(name=path.stem, suites=())
+    duration_s = table.get("duration_s", a_number(above=0), "a number of seconds > 0", None)
+    requests = table.get("requests", an_int(1), "an integer >= 1", None if duration_s else 2)
+    if duration_s is not None and requests is not None:
+        table.problems.add(f"{table.key}.requests", "set either requests or duration_s, not both")
+    plan = RunPlan(
+        name=table.get("name", a_string, "a non-empty string", path.stem),
+        suites=table.get("suites", a_list_of(_an_id), "a non-empty list of suite names"),
+        concurrency=table.get(
+            "concurrency", a_list_of(an_int(1)), "a non-empty list of integers >= 1", (1,)
+        ),
+        requests=requests,
+        duration_s=duration_s,
+        temperature=table.get("temperature", a_number(0, maximum=2), "a number from 0 to 2", 0.3),
+        timeout_s=table.get("timeout_s", a_number(above=0), "a number of seconds > 0", 300.0),
+        max_tokens=table.get("max_tokens", an_int(1), "an integer >= 1", None),
+        warmup=table.get("warmup", a_bool, "true or false", True),
+        seed=table.get("seed", an_int(0), "an integer >= 0", 0),
+    )
+    table.finish()
+    return plan
+
+
+def load_profile(path: Path) -> Profile:
+    """Read and validate a fleet profile; raises ConfigError with one line per problem."""
+    problems = Problems(path)
+    root = Table(load_toml(path), "", problems)
+    run = _read_run(root.table("run", required=True), path)
+    endpoints = [_read_endpoint(t) for t in root.tables("endpoint")]
+    root.finish()
+    if not endpoints and "endpoint" not in root.data:
+        problems.add("endpoint", "missing; expected at least one [[endpoint]] table")
+    _check_unique(problems, endpoints, "id", lambda e: e.id)
+    _check_unique(problems, endpoints, "gpu", lambda e: e.gpu if isinstance(e.gpu, int) else None)
+    _check_unique(problems, endpoints, "url", lambda e: e.url)
+    problems.raise_if_any()
+    return Profile(path=path, run=run, endpoints=tuple(endpoints))
+
+
+def _check_unique(problems: Problems, endpoints: list[Endpoint], key: str, value) -> None:
+    seen: dict[Any, int] = {}
+    for i, endpoint in enumerate(endpoints):
+        v = value(endpoint)
+        if v is None or v == "":
+            continue
+        if v in seen:
+            problems.add(
+                f"endpoint[{i}].{key}", f"duplicate {key} {v!r}, already used by endpoint[{seen[v]}]"
+            )
+        else:
+            seen[v] = i
+
+
+__all__ = [
+    "ConfigError",
+    "Endpoint",
+    "FaultSpec",
+    "Profile",
+    "RunPlan",
+    "SimSpec",
+    "load_profile",
+]

@@ -1,0 +1,1 @@
+"""Quality scorers for answers: seed-comparable heuristics and verifying scorers."""

@@ -1,0 +1,1 @@
+"""A simulated vLLM fleet: OpenAI-compatible aiohttp servers and simulated GPUs."""

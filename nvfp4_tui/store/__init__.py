@@ -1,0 +1,1 @@
+"""Snapshots on disk: writer, reader, follower, replayer, exporters, legacy importer."""

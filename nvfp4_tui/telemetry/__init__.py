@@ -1,0 +1,1 @@
+"""GPU and server telemetry sources: NVML, Prometheus /metrics, DCGM exporter, simulator."""

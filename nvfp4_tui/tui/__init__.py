@@ -1,0 +1,1 @@
+"""The Textual app: fleet grid, detail, leaderboard and help screens."""
