@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
@@ -100,7 +100,7 @@ class Endpoint:
         )
 
     def with_url(self, url: str) -> Endpoint:
-        return Endpoint(**{**self.__dict__, "url": url})
+        return replace(self, url=url)
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,14 @@ class Profile:
     @property
     def suites_dir(self) -> Path:
         return self.path.parent / "suites"
+
+    def with_telemetry(self, telemetry: str) -> Profile:
+        """Every endpoint's GPU telemetry from one kind of source ("sim" only where simulated)."""
+        endpoints = tuple(
+            replace(e, telemetry="none" if telemetry == "sim" and e.sim is None else telemetry)
+            for e in self.endpoints
+        )
+        return replace(self, endpoints=endpoints)
 
 
 def _url(raw: Any) -> str | None:
@@ -307,6 +315,37 @@ def load_profile(path: Path) -> Profile:
     return Profile(path=path, run=run, endpoints=tuple(endpoints))
 
 
+def with_overrides(
+    profile: Profile,
+    *,
+    suites: tuple[str, ...] | None = None,
+    concurrency: tuple[int, ...] | None = None,
+    requests: int | None = None,
+    duration_s: float | None = None,
+) -> Profile:
+    """The profile with the command line's plan options applied over its [run] table."""
+    run = profile.run
+    if suites:
+        run = replace(run, suites=suites)
+    if concurrency:
+        run = replace(run, concurrency=concurrency)
+    if requests is not None:
+        if requests < 1:
+            raise ConfigError([f"--requests: expected an integer >= 1, got {requests}"])
+        run = replace(run, requests=requests, duration_s=None)
+    if duration_s is not None:
+        if not duration_s > 0:
+            raise ConfigError([f"--duration: expected a number of seconds > 0, got {duration_s}"])
+        run = replace(run, duration_s=duration_s, requests=None)
+    return replace(profile, run=run)
+
+
+def with_urls(profile: Profile, urls: dict[str, str]) -> Profile:
+    """The profile with some endpoints moved to new base URLs (e.g. where a simulator serves them)."""
+    endpoints = tuple(e.with_url(urls[e.id]) if e.id in urls else e for e in profile.endpoints)
+    return replace(profile, endpoints=endpoints)
+
+
 def _check_unique(problems: Problems, endpoints: list[Endpoint], key: str, value) -> None:
     seen: dict[Any, int] = {}
     for i, endpoint in enumerate(endpoints):
@@ -315,7 +354,8 @@ def _check_unique(problems: Problems, endpoints: list[Endpoint], key: str, value
             continue
         if v in seen:
             problems.add(
-                f"endpoint[{i}].{key}", f"duplicate {key} {v!r}, already used by endpoint[{seen[v]}]"
+                f"endpoint[{i}].{key}",
+                f"duplicate {key} {v!r}, already used by endpoint[{seen[v]}]",
             )
         else:
             seen[v] = i
@@ -329,4 +369,6 @@ __all__ = [
     "RunPlan",
     "SimSpec",
     "load_profile",
+    "with_overrides",
+    "with_urls",
 ]

@@ -121,7 +121,11 @@ class Table:
             if key in known:
                 continue
             close = difflib.get_close_matches(key, sorted(known), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(known))}"
+            hint = (
+                f"; did you mean {close[0]!r}?"
+                if close
+                else f"; known keys: {', '.join(sorted(known))}"
+            )
             self.problems.add(self._name(key), f"unknown key{hint}")
 
 
@@ -141,7 +145,9 @@ def an_int(minimum: int | None = None) -> Callable[[Any], int | None]:
     return check
 
 
-def a_number(minimum: float | None = None, above: float | None = None, maximum: float | None = None):
+def a_number(
+    minimum: float | None = None, above: float | None = None, maximum: float | None = None
+):
     def check(raw: Any) -> float | None:
         if isinstance(raw, bool) or not isinstance(raw, int | float):
             return None

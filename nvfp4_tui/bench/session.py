@@ -1,0 +1,115 @@
+"""One recorded run: the runner, the snapshot writer and the telemetry samplers wired together.
+
+A session is what `run --headless`, the UI's worker process and `run --detach` all execute; they
+differ only in who else subscribes to the events (a progress printer, a pipe to the UI, nobody).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from nvfp4_tui.bench.runner import Emit, Runner
+from nvfp4_tui.events import Event, GpuSample
+from nvfp4_tui.profile import Profile
+from nvfp4_tui.store.reader import new_run_id
+from nvfp4_tui.store.writer import SnapshotWriter
+from nvfp4_tui.suites import Suite
+from nvfp4_tui.telemetry.prometheus import scrape_loop
+from nvfp4_tui.telemetry.sampler import GpuSampler
+from nvfp4_tui.telemetry.source import GpuSource
+
+FLUSH_INTERVAL_S = 0.5
+
+
+@dataclass
+class SessionResult:
+    status: str
+    snapshot: Path
+    messages: list[str] = field(default_factory=list)
+
+
+def resolved_profile(profile: Profile) -> dict[str, Any]:
+    """The profile as run, for the manifest: plain values, secrets never present (only env names)."""
+    return {
+        "path": str(profile.path),
+        "run": asdict(profile.run),
+        "endpoints": [asdict(e) for e in profile.endpoints],
+    }
+
+
+class Session:
+    """Runs a profile once, recording every event to a snapshot under ``out_root``."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        suites: dict[str, Suite],
+        out_root: Path,
+        *,
+        subscribers: Sequence[Emit] = (),
+        gpu_sources: Sequence[GpuSource] = (),
+        on_message: Callable[[str], None] | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        self.profile = profile
+        self.run_id = run_id or new_run_id(profile.run.name, datetime.now(UTC))
+        self.writer = SnapshotWriter(out_root, self.run_id, {"profile": resolved_profile(profile)})
+        self.subscribers = [self.writer.add, *subscribers]
+        self.gpu_sources = list(gpu_sources)
+        self.on_message = on_message or (lambda _m: None)
+        self.runner = Runner(profile, suites, self.run_id, self.emit)
+
+    @property
+    def snapshot_path(self) -> Path:
+        return self.writer.path
+
+    def emit(self, event: Event) -> None:
+        for subscriber in self.subscribers:
+            subscriber(event)
+
+    def open(self) -> None:
+        """Create the snapshot directory; raises SnapshotError before anything runs."""
+        self.writer.open()
+
+    async def run(self) -> SessionResult:
+        loop = asyncio.get_running_loop()
+        messages: list[str] = []
+
+        def note(message: str) -> None:
+            messages.append(message)
+            self.on_message(message)
+
+        def on_gpu_samples(samples: list[GpuSample]) -> None:
+            loop.call_soon_threadsafe(lambda: [self.emit(s) for s in samples])
+
+        sampler = GpuSampler(self.gpu_sources, on_samples=on_gpu_samples, on_error=note)
+        sampler.start()
+        side_tasks = [
+            asyncio.create_task(self.writer.flush_periodically(FLUSH_INTERVAL_S)),
+            asyncio.create_task(
+                scrape_loop(self.profile.endpoints, self.emit, on_unavailable=self._no_metrics)
+            ),
+        ]
+        status = "aborted"
+        try:
+            status = await self.runner.run()
+        except asyncio.CancelledError:
+            status = "aborted"
+        finally:
+            for task in side_tasks:
+                task.cancel()
+            for task in side_tasks:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            await asyncio.to_thread(sampler.stop)
+            await asyncio.to_thread(self.writer.close, status)
+        return SessionResult(status, self.snapshot_path, messages)
+
+    def _no_metrics(self, endpoint_id: str, message: str) -> None:
+        self.on_message(f"{endpoint_id}: {message}")

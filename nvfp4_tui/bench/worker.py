@@ -1,0 +1,166 @@
+"""The run as its own process: records the snapshot and streams events as JSON lines on stdout.
+
+The UI starts this process so that the clock that times tokens never shares an event loop or a
+GIL with rendering. Commands arrive on stdin, one per line: ``pause``, ``resume``, ``stop``.
+SIGTERM, SIGINT and SIGHUP (the SSH session dropped) all stop the run cleanly: requests in flight
+are cancelled, everything finished is written and the manifest says ``aborted``. A run that must
+outlive the terminal is started with ``--detach`` instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvfp4_tui.bench.session import Session
+from nvfp4_tui.events import Event, encode
+from nvfp4_tui.profile import Profile, load_profile, with_overrides, with_urls
+from nvfp4_tui.suites import load_suites
+
+PIPE_FLUSH_S = 0.05
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Everything the worker needs to rebuild the profile exactly as the launcher resolved it."""
+
+    profile_path: str
+    out_root: str
+    suites: list[str]
+    concurrency: list[int]
+    requests: int | None
+    duration_s: float | None
+    urls: dict[str, str]
+    gpu_telemetry: str | None = None
+    run_id: str | None = None
+
+    @classmethod
+    def of(
+        cls, profile: Profile, out_root: Path, gpu_telemetry: str | None, run_id: str | None = None
+    ) -> WorkerSpec:
+        return cls(
+            profile_path=str(profile.path),
+            out_root=str(out_root),
+            suites=list(profile.run.suites),
+            concurrency=list(profile.run.concurrency),
+            requests=profile.run.requests,
+            duration_s=profile.run.duration_s,
+            urls={e.id: e.url for e in profile.endpoints},
+            gpu_telemetry=gpu_telemetry,
+            run_id=run_id,
+        )
+
+    def profile(self) -> Profile:
+        profile = with_overrides(
+            load_profile(Path(self.profile_path)),
+            suites=tuple(self.suites),
+            concurrency=tuple(self.concurrency),
+            requests=self.requests,
+            duration_s=self.duration_s,
+        )
+        return with_urls(profile, self.urls)
+
+
+class PipeWriter:
+    """Buffers encoded events and writes them to a file descriptor a few times a second."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer: list[bytes] = []
+        self.broken = False
+
+    def __call__(self, event: Event) -> None:
+        if not self.broken:
+            self.buffer.append(encode(event))
+
+    def flush(self) -> None:
+        if not self.buffer or self.broken:
+            return
+        data, self.buffer = b"".join(self.buffer), []
+        try:
+            while data:
+                written = os.write(self.fd, data)
+                data = data[written:]
+        except (BrokenPipeError, OSError):
+            # The UI went away; the run and its snapshot carry on.
+            self.broken = True
+
+    async def flush_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(PIPE_FLUSH_S)
+            self.flush()
+
+
+async def _read_commands(session: Session, main_task: asyncio.Task) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while line := await reader.readline():
+        command = line.decode().strip()
+        if command == "pause":
+            session.runner.pause()
+        elif command == "resume":
+            session.runner.resume()
+        elif command == "stop":
+            main_task.cancel()
+            return
+
+
+async def _main(spec: WorkerSpec, events_fd: int) -> int:
+    from nvfp4_tui.launch import gpu_sources_for_run
+
+    profile = spec.profile()
+    suites = load_suites(profile.suites_dir, profile.run.suites)
+    sources, messages = gpu_sources_for_run(profile, spec.gpu_telemetry)
+    pipe = PipeWriter(events_fd)
+    session = Session(
+        profile,
+        suites,
+        Path(spec.out_root),
+        subscribers=[pipe],
+        gpu_sources=sources,
+        on_message=lambda m: print(m, file=sys.stderr, flush=True),
+        run_id=spec.run_id,
+    )
+    session.open()
+    for message in messages:
+        print(message, file=sys.stderr, flush=True)
+    print(json.dumps({"snapshot": str(session.snapshot_path)}), file=sys.stderr, flush=True)
+    loop = asyncio.get_running_loop()
+    main_task = asyncio.current_task()
+    assert main_task is not None
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, main_task.cancel)
+    flusher = asyncio.create_task(pipe.flush_periodically())
+    commands = (
+        asyncio.create_task(_read_commands(session, main_task)) if not sys.stdin.isatty() else None
+    )
+    try:
+        result = await session.run()
+    finally:
+        flusher.cancel()
+        if commands:
+            commands.cancel()
+        pipe.flush()
+    return 0 if result.status == "complete" else 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nvfp4_tui.bench.worker")
+    parser.add_argument("spec", help="the WorkerSpec as JSON")
+    args = parser.parse_args(argv)
+    spec = WorkerSpec(**json.loads(args.spec))
+    # Events go to a duplicate of stdout so that a stray print cannot corrupt the stream.
+    events_fd = os.dup(1)
+    os.dup2(2, 1)
+    return asyncio.run(_main(spec, events_fd))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Starting a run: headless with progress lines, or under the live UI; with or without the simulator."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from nvfp4_tui.bench.session import Session
+from nvfp4_tui.events import Event, PhaseFinished
+from nvfp4_tui.profile import Profile, with_urls
+from nvfp4_tui.suites import load_suites
+from nvfp4_tui.telemetry.source import GpuSource
+
+
+def gpu_sources_for_run(
+    profile: Profile, gpu_telemetry: str | None = None
+) -> tuple[list[GpuSource], list[str]]:
+    """GPU sources for the profile; ``gpu_telemetry`` overrides every endpoint's own setting."""
+    from nvfp4_tui.telemetry.sampler import gpu_sources_for
+    from nvfp4_tui.telemetry.simulated import SimGpuSource
+
+    if gpu_telemetry is not None:
+        profile = profile.with_telemetry(gpu_telemetry)
+    sources, messages = gpu_sources_for(profile)
+    simulated = [e for e in profile.endpoints if e.telemetry == "sim" and e.sim is not None]
+    if simulated:
+        sources.append(SimGpuSource(simulated))
+    return sources, messages
+
+
+class PhasePrinter:
+    """Prints one line per finished phase and endpoint (the headless progress display)."""
+
+    def __init__(self, stream=sys.stdout) -> None:
+        self.stream = stream
+
+    def __call__(self, event: Event) -> None:
+        if not isinstance(event, PhaseFinished):
+            return
+        rate = event.throughput_tps
+        print(
+            f"{event.endpoint_id:<16} {event.suite:<10} c{event.concurrency:<3} "
+            f"{event.requests:>4} req {event.errors:>3} err "
+            f"{rate or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s",
+            file=self.stream,
+            flush=True,
+        )
+
+
+async def _run_session(session: Session) -> str:
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        result = await session.run()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    return result.status
+
+
+def run_headless(
+    profile: Profile,
+    out_root: Path,
+    gpu_sources: Sequence[GpuSource],
+    messages: Sequence[str] = (),
+) -> int:
+    from nvfp4_tui.report import print_summary
+
+    suites = load_suites(profile.suites_dir, profile.run.suites)
+    session = Session(
+        profile,
+        suites,
+        out_root,
+        subscribers=[PhasePrinter()],
+        gpu_sources=gpu_sources,
+        on_message=lambda m: print(m, file=sys.stderr, flush=True),
+    )
+    session.open()
+    for message in messages:
+        print(message, file=sys.stderr)
+    print(f"snapshot: {session.snapshot_path}", flush=True)
+    status = asyncio.run(_run_session(session))
+    print_summary(session.snapshot_path)
+    print(f"run {status}; snapshot: {session.snapshot_path}")
+    return 0 if status == "complete" else 130
+
+
+def run_profile(profile: Profile, out_root: Path, *, headless: bool) -> int:
+    sources, messages = gpu_sources_for_run(profile)
+    if headless:
+        return run_headless(profile, out_root, sources, messages)
+    from nvfp4_tui.tui.launch import run_with_ui
+
+    return run_with_ui(profile, out_root)
+
+
+def run_demo(
+    profile: Profile,
+    out_root: Path,
+    *,
+    headless: bool,
+    time_scale: float,
+    gpu_telemetry: str,
+) -> int:
+    from nvfp4_tui.sim.process import SimProcess
+
+    with SimProcess(profile.path, time_scale=time_scale) as sim:
+        live = with_urls(profile, sim.urls)
+        sources, messages = gpu_sources_for_run(live, gpu_telemetry)
+        if headless:
+            return run_headless(live, out_root, sources, messages)
+        from nvfp4_tui.tui.launch import run_with_ui
+
+        return run_with_ui(live, out_root, gpu_telemetry=gpu_telemetry)

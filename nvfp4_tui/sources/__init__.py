@@ -1,0 +1,1 @@
+"""Where the UI's events come from: a live run's worker process, a followed snapshot, a replay."""

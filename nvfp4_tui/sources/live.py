@@ -1,0 +1,88 @@
+"""A live run: the worker process started by the UI, its events read from a pipe."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from nvfp4_tui.bench.worker import WorkerSpec
+from nvfp4_tui.events import Event, decode
+
+STOP_WAIT_S = 20.0
+
+
+class LiveSource:
+    """Starts ``python -m nvfp4_tui.bench.worker`` and yields the events it streams."""
+
+    kind = "live"
+
+    def __init__(self, spec: WorkerSpec, log_path: Path | None = None) -> None:
+        self.spec = spec
+        self.log_path = log_path
+        self.process: asyncio.subprocess.Process | None = None
+        self.snapshot_path: Path | None = None
+        self.messages: list[str] = []
+        self._stderr_task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "nvfp4_tui.bench.worker",
+            json.dumps(self.spec.__dict__),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=16 * 1024 * 1024,
+            start_new_session=True,  # Ctrl-C in the terminal reaches the UI, which stops the run
+        )
+        self._stderr_task = asyncio.create_task(self._read_stderr())
+
+    async def _read_stderr(self) -> None:
+        assert self.process and self.process.stderr
+        while line := await self.process.stderr.readline():
+            text = line.decode(errors="replace").rstrip()
+            if text.startswith('{"snapshot"'):
+                self.snapshot_path = Path(json.loads(text)["snapshot"])
+            elif text:
+                self.messages.append(text)
+
+    async def batches(self) -> AsyncIterator[list[Event]]:
+        if self.process is None:
+            await self.start()
+        assert self.process and self.process.stdout
+        stdout = self.process.stdout
+        pending = b""
+        while chunk := await stdout.read(1 << 16):
+            *lines, pending = (pending + chunk).split(b"\n")
+            if lines:
+                yield [decode(line) for line in lines if line]
+
+    async def command(self, name: str) -> None:
+        if self.process and self.process.stdin and self.process.returncode is None:
+            try:
+                self.process.stdin.write(name.encode() + b"\n")
+                await self.process.stdin.drain()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+    async def wait(self) -> int:
+        assert self.process
+        return await self.process.wait()
+
+    async def close(self) -> None:
+        """Stop the run (if still going) and wait until its snapshot is final."""
+        if self.process is None:
+            return
+        if self.process.returncode is None:
+            await self.command("stop")
+            try:
+                await asyncio.wait_for(self.process.wait(), STOP_WAIT_S)
+            except TimeoutError:
+                self.process.terminate()
+                await self.process.wait()
+        if self._stderr_task:
+            await self._stderr_task
