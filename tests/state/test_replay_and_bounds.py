@@ -1,0 +1,131 @@
+"""A replay of the persisted events equals the live run; memory stays bounded on a long run."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from nvfp4_tui.events import (
+    GpuSample,
+    PhaseStarted,
+    RequestFinished,
+    ServerSample,
+    TokenProgress,
+    decode,
+    encode,
+)
+from nvfp4_tui.state import HISTORY_LEN, RECENT_REQUESTS_LEN, FleetState
+from nvfp4_tui.stats import percentile
+
+from .builders import T0, failed, request, simulated_run, three_endpoint_run
+
+
+def reduce(events) -> FleetState:
+    state = FleetState()
+    state.apply_all(events)
+    return state
+
+
+def test_replay_without_token_progress_gives_the_live_summary() -> None:
+    run = simulated_run()
+    assert any(isinstance(e, TokenProgress) for e in run.events)
+    live, replay = reduce(run.events), reduce(run.persisted)
+    assert live.summary() == replay.summary()
+    assert live.dropped == replay.dropped == 0
+    # Whatever the views show at the end agrees too, beyond the digest.
+    for endpoint_id, endpoint in live.endpoints.items():
+        other = replay.endpoints[endpoint_id]
+        assert endpoint.decode_tps_now() == other.decode_tps_now()
+        assert endpoint.in_flight == other.in_flight == 0
+        assert endpoint.ttft_p50_recent_s == other.ttft_p50_recent_s
+        assert endpoint.leaderboard() == other.leaderboard()
+        assert endpoint.phase_progress() == other.phase_progress()
+        assert list(endpoint.recent_requests) == list(other.recent_requests)
+    assert live.progress_fraction() == replay.progress_fraction() == 1.0
+
+
+def test_summary_does_not_depend_on_row_order() -> None:
+    # The snapshot reader sorts rows by t, and a RequestFinished's t is when it was sent, so a
+    # replay sees requests in another order than the live UI did.
+    run = simulated_run(seed=21)
+    by_send_time = sorted(run.persisted, key=lambda e: e.t)
+    assert by_send_time != run.persisted
+    assert reduce(run.events).summary() == reduce(by_send_time).summary()
+
+
+def test_summary_does_not_depend_on_the_order_of_request_rows() -> None:
+    run = simulated_run(seed=13)
+    events = list(run.persisted)
+    slots = [i for i, e in enumerate(events) if isinstance(e, RequestFinished)]
+    rows = [events[i] for i in slots]
+    random.Random(1).shuffle(rows)
+    for i, row in zip(slots, rows, strict=True):
+        events[i] = row
+    assert reduce(run.events).summary() == reduce(events).summary()
+
+
+def test_summary_survives_the_json_codec_and_is_json_ready() -> None:
+    run = simulated_run(seed=3)
+    decoded = [decode(encode(e)) for e in run.persisted]
+    summary = reduce(run.events).summary()
+    assert reduce(decoded).summary() == summary
+    assert json.loads(json.dumps(summary)) == summary
+
+
+def test_summary_notices_a_missing_row() -> None:
+    run = simulated_run(seed=5)
+    rows = [i for i, e in enumerate(run.persisted) if isinstance(e, RequestFinished)]
+    fewer = [e for i, e in enumerate(run.persisted) if i != rows[len(rows) // 2]]
+    assert reduce(run.events).summary() != reduce(fewer).summary()
+
+
+def test_summary_carries_the_durable_numbers() -> None:
+    run = simulated_run(seed=9)
+    state = reduce(run.events)
+    summary = state.summary()
+    assert summary["run"]["status"] == "complete"
+    assert summary["run"]["requests_done"] == summary["run"]["total_requests"] == 144
+    endpoint = summary["endpoints"][0]
+    assert endpoint["status"] == "done"
+    assert [row["concurrency"] for row in endpoint["throughput"]] == [1, 3]
+    assert set(endpoint["quality"]["score_heuristic"]) == {"english", "math"}
+    assert len(endpoint["leaderboard"]["score_heuristic"]) == 4
+    gpus = {g["gpu"]: g for g in summary["gpus"]}
+    assert gpus[0]["first_vram_mib"] == 80_000.0
+    assert gpus[0]["last_vram_mib"] == state.gpus[0].last_vram_mib > 80_000.0
+
+
+def test_rings_stay_bounded_over_a_long_run() -> None:
+    state = FleetState()
+    state.apply(three_endpoint_run())
+    state.apply(PhaseStarted(T0, "a", "english", 1, 0))
+    requests = 25_000
+    ok_ttfts = []
+    for i in range(requests):
+        t = T0 + i * 0.5
+        state.apply(TokenProgress(t, "a", 2, 250.0))
+        state.apply(TokenProgress(t + 0.25, "a", 2, 260.0))
+        state.apply(GpuSample(t, 0, vram_used_mib=90_000.0 + i % 7, power_w=400.0))
+        if i % 2 == 0:
+            state.apply(ServerSample(t, "a", kv_cache_pct=float(i % 100)))
+        ttft_s = 0.1 + (i % 100) / 1000
+        if i % 50 == 0:
+            state.apply(failed("a", t=t, request_index=i))
+        else:
+            ok_ttfts.append(ttft_s)
+            state.apply(request("a", t=t, request_index=i, ttft_s=ttft_s))
+    a = state.endpoints["a"]
+    assert state.version >= 100_000
+    assert a.requests_done == requests
+    assert len(a.decode_history) == HISTORY_LEN
+    assert len(a.recent_requests) == RECENT_REQUESTS_LEN
+    assert len(a.server_history) == HISTORY_LEN
+    assert a.gpu is not None and len(a.gpu.history) == HISTORY_LEN
+    assert a.gpu.samples == requests
+    # The all-run TTFT median has left exact mode and stays within the sketch's 0.5%.
+    assert not a.ttft_all.exact
+    exact = percentile(ok_ttfts, 50)
+    assert exact is not None and a.ttft_p50_all_s == pytest.approx(exact, rel=0.0051)
+    assert a.ttft_p50_recent_s is not None
