@@ -1,0 +1,344 @@
+"""Server metrics: each endpoint's vLLM ``/metrics`` scraped into ServerSample events.
+
+Two halves. The pure half turns Prometheus text into a ``MetricsSnapshot`` and two snapshots
+(this poll, the previous one, the time between) into a ``ServerSample``: gauges as they are,
+rates and prefix-cache hit rate from counter deltas, latency quantiles from histogram bucket
+deltas. The async half, ``PrometheusScraper`` / ``scrape_loop``, polls the endpoints with aiohttp
+and reports an endpoint that serves no metrics once, through a callback, instead of as an error.
+
+Series that differ only by labels (``model_name``, ``engine``: data-parallel engines, several
+served models) are summed; ratios (KV-cache usage, the old prefix-cache hit rate) are averaged.
+A counter or histogram that went down was reset (the server restarted): Prometheus' ``rate``
+counts its whole current value as the increase, and so do we.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
+
+from nvfp4_tui.events import ServerSample
+from nvfp4_tui.profile import Endpoint
+
+# Newer vLLM name first; the older one is read only when the newer is absent.
+KV_CACHE_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
+ITL_HISTOGRAM = ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds")
+TTFT_HISTOGRAM = ("vllm:time_to_first_token_seconds",)
+E2E_HISTOGRAM = ("vllm:e2e_request_latency_seconds",)
+PREFIX_HITS = "vllm:prefix_cache_hits_total"
+PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
+OLD_PREFIX_HIT_RATE = "vllm:gpu_prefix_cache_hit_rate"
+
+Buckets = tuple[tuple[float, float], ...]  # (upper bound, cumulative count), ascending, +Inf last
+
+
+class NotPrometheusText(ValueError):
+    """The body is not Prometheus text exposition (an HTML page, JSON, empty)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsSnapshot:
+    """One scrape, label sets folded together: per sample name the sum and the series count,
+    per histogram the cumulative bucket counts summed by upper bound."""
+
+    sums: Mapping[str, float]
+    series: Mapping[str, int]
+    histograms: Mapping[str, Buckets]
+
+    def total(self, name: str) -> float | None:
+        return self.sums.get(name)
+
+    def mean(self, name: str) -> float | None:
+        count = self.series.get(name)
+        return self.sums[name] / count if count else None
+
+    def first_present(self, names: Sequence[str]) -> str | None:
+        return next((n for n in names if n in self.sums or n in self.histograms), None)
+
+
+def parse_metrics(text: str) -> MetricsSnapshot:
+    """Parse Prometheus text; raises NotPrometheusText when it is not that format."""
+    sums: dict[str, float] = {}
+    series: dict[str, int] = {}
+    buckets: dict[str, dict[float, float]] = {}
+    try:
+        families = list(text_string_to_metric_families(text))
+    except (ValueError, IndexError, TypeError) as exc:
+        raise NotPrometheusText(f"not Prometheus text: {exc}") from None
+    if not families:
+        raise NotPrometheusText("not Prometheus text: no metrics in the body")
+    for family in families:
+        for sample in family.samples:
+            value = float(sample.value)
+            if math.isnan(value):
+                continue
+            if sample.name.endswith("_bucket") and "le" in sample.labels:
+                le = float(sample.labels["le"])
+                by_le = buckets.setdefault(sample.name.removesuffix("_bucket"), {})
+                by_le[le] = by_le.get(le, 0.0) + value
+                continue
+            sums[sample.name] = sums.get(sample.name, 0.0) + value
+            series[sample.name] = series.get(sample.name, 0) + 1
+    histograms = {name: tuple(sorted(by_le.items())) for name, by_le in buckets.items()}
+    return MetricsSnapshot(sums=sums, series=series, histograms=histograms)
+
+
+def counter_increase(now: float | None, before: float | None) -> float | None:
+    """How much a counter grew; a counter that went down was reset, so all of ``now`` is new."""
+    if now is None or before is None:
+        return None
+    return now if now < before else now - before
+
+
+def bucket_increase(now: Buckets, before: Buckets | None) -> Buckets:
+    """Per-bucket growth between two polls; the whole histogram counts as new after a reset
+    (any bucket went down) or when the bucket layout changed."""
+    if before is None:
+        return now
+    before_by_le = dict(before)
+    if set(before_by_le) != {le for le, _ in now} or any(
+        count < before_by_le[le] for le, count in now
+    ):
+        return now
+    return tuple((le, count - before_by_le[le]) for le, count in now)
+
+
+def histogram_quantile(q: float, buckets: Buckets) -> float | None:
+    """The q-quantile of cumulative ``buckets``, interpolating linearly inside the bucket that
+    holds the rank, the way Prometheus' histogram_quantile does; None with no observations."""
+    if len(buckets) < 2 or not math.isinf(buckets[-1][0]):
+        return None
+    # Cumulative counts from summed or differenced series can dip by float error; never let them.
+    counts: list[float] = []
+    for _, count in buckets:
+        counts.append(max(count, counts[-1]) if counts else count)
+    observations = counts[-1]
+    if observations <= 0:
+        return None
+    rank = q * observations
+    b = next((i for i, count in enumerate(counts[:-1]) if count >= rank), len(buckets) - 1)
+    if b == len(buckets) - 1:
+        # Above the highest finite bound: that bound is all that is known.
+        return buckets[-2][0]
+    upper = buckets[b][0]
+    if b == 0:
+        if upper <= 0:
+            return upper
+        return upper * (rank / counts[0])
+    lower = buckets[b - 1][0]
+    in_bucket = counts[b] - counts[b - 1]
+    return lower + (upper - lower) * ((rank - counts[b - 1]) / in_bucket)
+
+
+def _quantiles(
+    names: Sequence[str], now: MetricsSnapshot, before: MetricsSnapshot | None
+) -> tuple[float | None, float | None]:
+    name = now.first_present(names)
+    # Without a previous poll there are no "new observations" to take quantiles of.
+    if before is None or name is None or name not in now.histograms:
+        return None, None
+    new = bucket_increase(now.histograms[name], before.histograms.get(name))
+    return histogram_quantile(0.5, new), histogram_quantile(0.95, new)
+
+
+def _rate(
+    name: str, now: MetricsSnapshot, before: MetricsSnapshot | None, dt_s: float | None
+) -> float | None:
+    if before is None or dt_s is None or dt_s <= 0:
+        return None
+    increase = counter_increase(now.total(name), before.total(name))
+    return None if increase is None else increase / dt_s
+
+
+def _prefix_hit_pct(now: MetricsSnapshot, before: MetricsSnapshot | None) -> float | None:
+    if PREFIX_QUERIES in now.sums:
+        if before is None:
+            return None
+        queries = counter_increase(now.total(PREFIX_QUERIES), before.total(PREFIX_QUERIES))
+        hits = counter_increase(now.total(PREFIX_HITS), before.total(PREFIX_HITS))
+        if not queries or hits is None:
+            return None
+        return 100.0 * hits / queries
+    old = now.mean(OLD_PREFIX_HIT_RATE)
+    return None if old is None else 100.0 * old
+
+
+def server_sample(
+    endpoint_id: str,
+    t: float,
+    now: MetricsSnapshot,
+    before: MetricsSnapshot | None = None,
+    dt_s: float | None = None,
+) -> ServerSample:
+    """The ServerSample for one poll; rates, hit rate and quantiles need ``before`` and ``dt_s``
+    (the seconds between the two polls) and are None on the first poll or with nothing new."""
+    kv_name = now.first_present(KV_CACHE_USAGE)
+    kv_usage = None if kv_name is None else now.mean(kv_name)
+    ttft_p50, ttft_p95 = _quantiles(TTFT_HISTOGRAM, now, before)
+    itl_p50, itl_p95 = _quantiles(ITL_HISTOGRAM, now, before)
+    e2e_p50, e2e_p95 = _quantiles(E2E_HISTOGRAM, now, before)
+    return ServerSample(
+        t=t,
+        endpoint_id=endpoint_id,
+        requests_running=now.total("vllm:num_requests_running"),
+        requests_waiting=now.total("vllm:num_requests_waiting"),
+        kv_cache_pct=None if kv_usage is None else 100.0 * kv_usage,
+        preemptions_total=now.total("vllm:num_preemptions_total"),
+        prefix_cache_hit_pct=_prefix_hit_pct(now, before),
+        prompt_tps=_rate("vllm:prompt_tokens_total", now, before, dt_s),
+        generation_tps=_rate("vllm:generation_tokens_total", now, before, dt_s),
+        ttft_p50_s=ttft_p50,
+        ttft_p95_s=ttft_p95,
+        itl_p50_s=itl_p50,
+        itl_p95_s=itl_p95,
+        e2e_p50_s=e2e_p50,
+        e2e_p95_s=e2e_p95,
+    )
+
+
+@dataclass(slots=True)
+class ServerMetricsDelta:
+    """Keeps one endpoint's previous scrape so each new body becomes a ServerSample."""
+
+    endpoint_id: str
+    _before: MetricsSnapshot | None = field(default=None, init=False)
+    _before_mono_s: float | None = field(default=None, init=False)
+
+    def update(self, text: str, t: float, mono_s: float) -> ServerSample:
+        """Fold in one body scraped at wall time ``t`` and monotonic time ``mono_s``; raises
+        NotPrometheusText (keeping the previous scrape) when the body is not metrics."""
+        return self.update_snapshot(parse_metrics(text), t, mono_s)
+
+    def update_snapshot(self, now: MetricsSnapshot, t: float, mono_s: float) -> ServerSample:
+        dt_s = None if self._before_mono_s is None else mono_s - self._before_mono_s
+        sample = server_sample(self.endpoint_id, t, now, self._before, dt_s)
+        self._before, self._before_mono_s = now, mono_s
+        return sample
+
+    def forget(self) -> None:
+        """Drop the previous scrape (after a gap in polling, deltas would span it)."""
+        self._before = self._before_mono_s = None
+
+
+MetricsState = Literal["ok", "no_metrics", "unreachable"]
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsStatus:
+    """A change in whether an endpoint's /metrics can be read; sent once per change."""
+
+    t: float
+    endpoint_id: str
+    state: MetricsState
+    message: str  # one line, e.g. "no server metrics (HTTP 404)"
+
+
+class PrometheusScraper:
+    """Polls ``<endpoint url>/metrics`` for each endpoint on a caller-owned aiohttp session."""
+
+    def __init__(
+        self,
+        endpoints: Sequence[Endpoint],
+        session: aiohttp.ClientSession,
+        *,
+        on_status: Callable[[MetricsStatus], None] | None = None,
+        timeout_s: float = 2.0,
+    ) -> None:
+        self._endpoints = list(endpoints)
+        self._session = session
+        self._on_status = on_status
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._deltas = {e.id: ServerMetricsDelta(e.id) for e in self._endpoints}
+        self._states: dict[str, MetricsState] = {}
+
+    def state(self, endpoint_id: str) -> MetricsState | None:
+        """The endpoint's last known metrics state; None before its first poll."""
+        return self._states.get(endpoint_id)
+
+    async def scrape_once(self) -> list[ServerSample]:
+        """Poll every endpoint once, concurrently; one sample per endpoint that served metrics."""
+        results = await asyncio.gather(*(self._scrape(e) for e in self._endpoints))
+        return [r for r in results if r is not None]
+
+    async def _scrape(self, endpoint: Endpoint) -> ServerSample | None:
+        t, mono_s = time.time(), time.monotonic()
+        delta = self._deltas[endpoint.id]
+        try:
+            async with self._session.get(
+                f"{endpoint.url}/metrics", headers=_headers(endpoint), timeout=self._timeout
+            ) as response:
+                if response.status in (404, 501):
+                    delta.forget()
+                    message = f"no server metrics (HTTP {response.status})"
+                    self._set_state(t, endpoint.id, "no_metrics", message)
+                    return None
+                if response.status != 200:
+                    delta.forget()
+                    message = f"server metrics unreachable: HTTP {response.status}"
+                    self._set_state(t, endpoint.id, "unreachable", message)
+                    return None
+                body = await response.text(errors="replace")
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            delta.forget()
+            reason = "timed out" if isinstance(exc, TimeoutError) else _one_line(exc)
+            self._set_state(t, endpoint.id, "unreachable", f"server metrics unreachable: {reason}")
+            return None
+        try:
+            # A vLLM body is tens of kB: parse it off the loop so it never delays other I/O.
+            snapshot = await asyncio.to_thread(parse_metrics, body)
+        except NotPrometheusText as exc:
+            delta.forget()
+            self._set_state(t, endpoint.id, "no_metrics", f"no server metrics ({exc})")
+            return None
+        self._set_state(t, endpoint.id, "ok", "server metrics available")
+        return delta.update_snapshot(snapshot, t, mono_s)
+
+    def _set_state(self, t: float, endpoint_id: str, state: MetricsState, message: str) -> None:
+        if self._states.get(endpoint_id) == state:
+            return
+        first = endpoint_id not in self._states
+        self._states[endpoint_id] = state
+        if self._on_status is not None and not (first and state == "ok"):
+            self._on_status(
+                MetricsStatus(t=t, endpoint_id=endpoint_id, state=state, message=message)
+            )
+
+
+def _headers(endpoint: Endpoint) -> dict[str, str]:
+    key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:200] if text else type(exc).__name__
+
+
+async def scrape_loop(
+    scraper: PrometheusScraper,
+    *,
+    interval_s: float = 1.0,
+    stop: asyncio.Event | None = None,
+) -> AsyncIterator[ServerSample]:
+    """Yield ServerSample events, polling every ``interval_s`` on a fixed schedule (a slow poll
+    skips the ticks it overran) until ``stop`` is set or the consumer stops iterating."""
+    stop = stop or asyncio.Event()
+    next_tick = time.monotonic()
+    while not stop.is_set():
+        for sample in await scraper.scrape_once():
+            yield sample
+        now = time.monotonic()
+        next_tick += interval_s
+        if now > next_tick:
+            next_tick += interval_s * math.ceil((now - next_tick) / interval_s)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=max(0.0, next_tick - now))
