@@ -1,0 +1,259 @@
+"""Snapshot reading: a whole snapshot (``open_snapshot``) or the parts that appeared since (tail).
+
+Both layouts are read: a table's compacted ``<table>.parquet`` and its ``<table>/part-*.parquet``.
+When both exist (a crash or a read in the middle of compaction), the compacted file wins and the
+parts are ignored: the writer writes it from every part, atomically, before deleting any part. A
+compacted file that cannot be read falls back to the parts. A file that cannot be read (truncated,
+empty, wrong columns) is skipped with a one-line warning naming it; dot-named temporary files are
+never read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from nvfp4_tui.events import Event
+from nvfp4_tui.store.manifest import (
+    SnapshotError,
+    check_run_id,
+    error_text,
+    new_run_id,
+    read_manifest,
+)
+from nvfp4_tui.store.schema import (
+    SCHEMAS,
+    TABLES,
+    empty_frame,
+    frame_to_events,
+    schema_problem,
+)
+from nvfp4_tui.store.writer import compacted_name, list_parts
+
+__all__ = [
+    "Snapshot",
+    "SnapshotError",
+    "SnapshotTail",
+    "check_run_id",
+    "new_run_id",
+    "open_snapshot",
+]
+
+_PROBLEM_MAX_CHARS = 160
+# A retry follows a part that compaction removed; after it the compacted file is in place.
+_TABLE_READ_ATTEMPTS = 3
+
+
+class _Vanished(Exception):
+    """A part listed a moment ago is gone: compaction removed it."""
+
+
+def _read_file(path: Path, table: str) -> pl.DataFrame | str:
+    """The file's rows in the table's schema, or why it cannot be read; _Vanished if it is gone."""
+    try:
+        if path.stat().st_size == 0:
+            return "empty file (0 bytes)"
+        frame = pl.read_parquet(path)
+    except FileNotFoundError:
+        raise _Vanished(str(path)) from None
+    # A corrupt page can make polars panic; PanicException is not an Exception subclass.
+    except (Exception, pl.exceptions.PanicException) as exc:
+        text = error_text(exc)
+        if len(text) > _PROBLEM_MAX_CHARS:
+            text = text[: _PROBLEM_MAX_CHARS - 1] + "…"
+        return f"not readable as Parquet ({text})"
+    problem = schema_problem(table, frame)
+    if problem is not None:
+        return f"wrong schema for table {table!r}: {problem}"
+    return frame.select(SCHEMAS[table].names())
+
+
+def _skipped(path: Path, problem: str) -> str:
+    return f"skipped {path}: {problem}"
+
+
+def _read_table_once(directory: Path, table: str, warnings: list[str]) -> pl.DataFrame:
+    # Parts are listed before the compacted file is looked for: the writer deletes parts only
+    # after the compacted file exists, so when it is absent here the listing was complete.
+    parts = list_parts(directory / table)
+    compacted = directory / compacted_name(table)
+    if compacted.exists():
+        result = _read_file(compacted, table)
+        if isinstance(result, pl.DataFrame):
+            return result
+        warnings.append(_skipped(compacted, f"{result}; reading its parts instead"))
+    together = _read_all_at_once(parts, table)
+    if together is not None:
+        return together
+    frames: list[pl.DataFrame] = []
+    for part in parts:
+        result = _read_file(part, table)
+        if isinstance(result, pl.DataFrame):
+            frames.append(result)
+        else:
+            warnings.append(_skipped(part, result))
+    return pl.concat(frames) if frames else empty_frame(table)
+
+
+def _read_all_at_once(parts: list[Path], table: str) -> pl.DataFrame | None:
+    """All parts in one read, several times faster than one by one; None if any part is bad.
+
+    Polars refuses files whose columns differ, so a None sends the caller to read each part
+    alone, to find and name the bad ones.
+    """
+    if not parts:
+        return None
+    try:
+        if any(part.stat().st_size == 0 for part in parts):
+            return None
+        frame = pl.read_parquet(parts)
+    except FileNotFoundError:
+        raise _Vanished(str(parts[0].parent)) from None
+    except (Exception, pl.exceptions.PanicException):
+        return None
+    if schema_problem(table, frame) is not None:
+        return None
+    return frame.select(SCHEMAS[table].names())
+
+
+def _read_table(directory: Path, table: str) -> tuple[pl.DataFrame, list[str]]:
+    """The table and the warnings about files skipped, read again if compaction moved it."""
+    vanished = ""
+    for _ in range(_TABLE_READ_ATTEMPTS):
+        warnings: list[str] = []
+        try:
+            return _read_table_once(directory, table, warnings), warnings
+        except _Vanished as exc:
+            vanished = str(exc)
+    raise SnapshotError(f"{vanished}: removed while reading; the snapshot is changing")
+
+
+def _sorted_by_t(batches: list[list[Event]]) -> list[Event]:
+    """Events of all tables by ``t``; ties keep table order, then row order (sort is stable)."""
+    merged = [event for batch in batches for event in batch]
+    merged.sort(key=lambda event: event.t)
+    return merged
+
+
+class Snapshot:
+    """One snapshot as it was when opened; reopen it to see what a live writer added since."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.manifest: dict[str, Any] = read_manifest(self.path)
+        self.warnings: list[str] = []
+        self._frames: dict[str, pl.DataFrame] = {}
+        for table in TABLES:
+            frame, warnings = _read_table(self.path, table)
+            self._frames[table] = frame
+            self.warnings.extend(warnings)
+        self._events = _sorted_by_t([frame_to_events(t, self._frames[t]) for t in TABLES])
+
+    @property
+    def run_id(self) -> str:
+        return str(self.manifest["run_id"])
+
+    @property
+    def status(self) -> str:
+        """``running`` (still being written, or its writer died), ``complete`` or ``aborted``."""
+        return str(self.manifest["status"])
+
+    def table(self, name: str) -> pl.DataFrame:
+        """One table (``requests``, ``gpu``, ``server`` or ``events``) in its documented schema."""
+        if name not in self._frames:
+            raise KeyError(f"no snapshot table {name!r}; expected one of {list(TABLES)}")
+        return self._frames[name]
+
+    def requests(self) -> pl.DataFrame:
+        return self._frames["requests"]
+
+    def gpu(self) -> pl.DataFrame:
+        return self._frames["gpu"]
+
+    def server(self) -> pl.DataFrame:
+        return self._frames["server"]
+
+    def events(self) -> list[Event]:
+        """Every persisted event sorted by ``t``; at equal ``t``: events, requests, gpu, server.
+
+        A RequestFinished's ``t`` is when its request was sent, so it sorts by send time.
+        """
+        return list(self._events)
+
+
+def open_snapshot(path: Path) -> Snapshot:
+    """Read the snapshot in ``path``; SnapshotError (one line naming the file) if it is not one."""
+    return Snapshot(path)
+
+
+class SnapshotTail:
+    """Follows a snapshot another process is writing: each ``poll`` returns only new events."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.manifest: dict[str, Any] | None = None
+        self.warnings: list[str] = []
+        self._parts_seen: dict[str, set[str]] = {table: set() for table in TABLES}
+        self._rows_seen = dict.fromkeys(TABLES, 0)
+        self._compacted_done: set[str] = set()
+        self._compacted_bad: set[str] = set()
+        self._finished = False
+
+    @property
+    def finished(self) -> bool:
+        """The writer closed the run and the last poll returned everything it wrote."""
+        return self._finished
+
+    def poll(self) -> list[Event]:
+        """Events written since the last poll, sorted by ``t``; SnapshotError on a bad manifest."""
+        # The writer marks the manifest complete only after its last write, so a closed status
+        # read before the tables means this poll sees every row.
+        manifest = read_manifest(self.path)
+        batches = [self._poll_table(table) for table in TABLES]
+        self.manifest = manifest
+        self._finished = manifest["status"] != "running"
+        return _sorted_by_t(batches)
+
+    def _poll_table(self, table: str) -> list[Event]:
+        if table in self._compacted_done:
+            return []
+        parts = list_parts(self.path / table)
+        compacted = self.path / compacted_name(table)
+        if table not in self._compacted_bad and compacted.exists():
+            try:
+                result = _read_file(compacted, table)
+            except _Vanished:
+                result = "removed while reading"
+            if isinstance(result, pl.DataFrame):
+                # Compaction concatenates the parts in order, so the rows already returned from
+                # parts are exactly its first rows.
+                self._compacted_done.add(table)
+                fresh = result.slice(self._rows_seen[table])
+                self._rows_seen[table] = result.height
+                return frame_to_events(table, fresh)
+            self._compacted_bad.add(table)
+            self.warnings.append(_skipped(compacted, f"{result}; reading its parts instead"))
+        unseen = [part for part in parts if part.name not in self._parts_seen[table]]
+        try:
+            together = _read_all_at_once(unseen, table)
+        except _Vanished:
+            together = None
+        if together is not None:
+            self._parts_seen[table].update(part.name for part in unseen)
+            self._rows_seen[table] += together.height
+            return frame_to_events(table, together)
+        fresh_events: list[Event] = []
+        for part in unseen:
+            try:
+                result = _read_file(part, table)
+            except _Vanished:
+                break
+            self._parts_seen[table].add(part.name)
+            if isinstance(result, pl.DataFrame):
+                self._rows_seen[table] += result.height
+                fresh_events.extend(frame_to_events(table, result))
+            else:
+                self.warnings.append(_skipped(part, result))
+        return fresh_events

@@ -1,0 +1,299 @@
+"""The snapshot writer: buffers events, writes Parquet parts atomically, compacts on close.
+
+Layout under ``root/run_id``: ``manifest.json``; while running ``<table>/part-NNNNNN.parquet``,
+each written to a dot-named ``.tmp`` beside it, fsynced, then renamed, so a crash loses at most the
+buffered events and never leaves a half-written part under a part name; after ``close`` one
+``<table>.parquet`` per table. A failed write raises SnapshotError and keeps the events it could
+not write for the next flush; nothing already on disk is touched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from nvfp4_tui.events import Event
+from nvfp4_tui.store.manifest import (
+    SnapshotError,
+    build_manifest,
+    check_run_id,
+    error_text,
+    utc_now_iso,
+    write_atomic,
+    write_manifest,
+)
+from nvfp4_tui.store.schema import SCHEMAS, TABLES, empty_frame, events_to_frame, table_for
+
+# Room for a long run's parts plus, at close, one compacted copy of them.
+DEFAULT_MIN_FREE_MIB = 64
+_MIB = 1024 * 1024
+_PART = re.compile(r"^part-(\d{6,})\.parquet$")
+
+
+def part_name(index: int) -> str:
+    return f"part-{index:06d}.parquet"
+
+
+def list_parts(table_dir: Path) -> list[Path]:
+    """The table's visible parts in write order; temporary and foreign files are not parts."""
+    try:
+        names = [p.name for p in table_dir.iterdir()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    numbered = [(int(m.group(1)), name) for name in names if (m := _PART.fullmatch(name))]
+    return [table_dir / name for _, name in sorted(numbered)]
+
+
+def compacted_name(table: str) -> str:
+    return f"{table}.parquet"
+
+
+def parquet_bytes(frame: pl.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer)
+    return buffer.getvalue()
+
+
+def _fitting_frame(
+    table: str, batch: list[Event]
+) -> tuple[list[Event], pl.DataFrame, SnapshotError | None]:
+    """The events that fit the table's schema, their frame, and an error naming any others.
+
+    A malformed event would fail every retry, so it is dropped rather than holding back the rest.
+    """
+    try:
+        return batch, events_to_frame(table, batch), None
+    except (TypeError, ValueError, pl.exceptions.PolarsError):
+        pass
+    fitting: list[Event] = []
+    first_problem = ""
+    for event in batch:
+        try:
+            events_to_frame(table, [event])
+        except (TypeError, ValueError, pl.exceptions.PolarsError) as exc:
+            first_problem = first_problem or f"{event!r:.120}: {error_text(exc):.200}"
+            continue
+        fitting.append(event)
+    dropped = len(batch) - len(fitting)
+    error = SnapshotError(f"dropped {dropped} {table} event(s) that do not fit: {first_problem}")
+    return fitting, events_to_frame(table, fitting), error
+
+
+class SnapshotWriter:
+    """Writes one run's snapshot; ``add`` is cheap and safe to call while a flush runs."""
+
+    def __init__(
+        self,
+        root: Path,
+        run_id: str,
+        manifest: dict[str, Any],
+        *,
+        min_free_mib: int = DEFAULT_MIN_FREE_MIB,
+    ) -> None:
+        self.path = Path(root) / check_run_id(run_id)
+        self.run_id = run_id
+        self.manifest = build_manifest(manifest, run_id)
+        json.dumps(self.manifest)  # a TypeError now, not a half-created snapshot in open()
+        self.min_free_mib = min_free_mib
+        self._buffers: dict[str, list[Event]] = {table: [] for table in TABLES}
+        self._buffers_lock = threading.Lock()  # add() on the loop, flush() in a worker thread
+        self._flush_lock = threading.Lock()  # one flush or close at a time
+        self._writing = 0  # events taken from the buffers by the flush in progress
+        self._next_part = dict.fromkeys(TABLES, 0)
+        self._opened = False
+        self._closing = False
+
+    def open(self) -> None:
+        """Create the snapshot directory and its ``running`` manifest.
+
+        Raises SnapshotError before anything is recorded when the directory cannot be written,
+        already holds files, or has less than ``min_free_mib`` free.
+        """
+        if self._opened:
+            raise RuntimeError(f"snapshot writer for {self.path} is already open")
+        existed = self.path.exists()
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            if any(self.path.iterdir()):
+                raise SnapshotError(f"cannot write snapshot to {self.path}: directory is not empty")
+            self._probe()
+            self._check_free_space()
+            for table in TABLES:
+                (self.path / table).mkdir()
+            write_manifest(self.path, self.manifest)
+        except OSError as exc:
+            self._remove_if_unused(existed)
+            raise SnapshotError(f"cannot write snapshot to {self.path}: {error_text(exc)}") from exc
+        except SnapshotError:
+            self._remove_if_unused(existed)
+            raise
+        self._opened = True
+
+    def _probe(self) -> None:
+        probe = self.path / f".write-probe-{os.getpid()}.tmp"
+        try:
+            with open(probe, "wb") as out:
+                out.write(b"probe")
+                os.fsync(out.fileno())
+        finally:
+            probe.unlink(missing_ok=True)
+
+    def _check_free_space(self) -> None:
+        free_mib = shutil.disk_usage(self.path).free // _MIB
+        if free_mib < self.min_free_mib:
+            raise SnapshotError(
+                f"cannot write snapshot to {self.path}: {free_mib} MiB free, "
+                f"need at least {self.min_free_mib} MiB"
+            )
+
+    def _remove_if_unused(self, existed: bool) -> None:
+        if existed or not self.path.is_dir():
+            return
+        for table in TABLES:
+            with contextlib.suppress(OSError):
+                (self.path / table).rmdir()
+        with contextlib.suppress(OSError):
+            self.path.rmdir()
+
+    def add(self, event: Event) -> None:
+        """Buffer ``event`` in its table (TokenProgress is not persisted and is dropped)."""
+        if not self._opened or self._closing:
+            raise RuntimeError(f"snapshot writer for {self.path} is not open")
+        table = table_for(event)
+        if table is None:
+            return
+        with self._buffers_lock:
+            self._buffers[table].append(event)
+
+    @property
+    def buffered_events(self) -> int:
+        """Events added but not yet written to a part."""
+        with self._buffers_lock:
+            return self._writing + sum(len(batch) for batch in self._buffers.values())
+
+    def flush(self) -> None:
+        """Write each non-empty buffer as the table's next part.
+
+        Raises SnapshotError naming the first part that failed; its events stay buffered.
+        """
+        if not self._opened:
+            raise RuntimeError(f"snapshot writer for {self.path} is not open")
+        with self._flush_lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        with self._buffers_lock:
+            pending = self._buffers
+            self._buffers = {table: [] for table in TABLES}
+            self._writing = sum(len(batch) for batch in pending.values())
+        failures: list[SnapshotError] = []
+        for table, batch in pending.items():
+            if not batch:
+                continue
+            path = self.path / table / part_name(self._next_part[table])
+            fitting, frame, rejected = _fitting_frame(table, batch)
+            if rejected is not None:
+                failures.append(rejected)
+                with self._buffers_lock:
+                    self._writing -= len(batch) - len(fitting)
+                batch = fitting
+                if not batch:
+                    continue
+            try:
+                write_atomic(path, parquet_bytes(frame))
+            except OSError as exc:
+                failures.append(SnapshotError(f"cannot write {path}: {error_text(exc)}"))
+                with self._buffers_lock:
+                    self._buffers[table] = batch + self._buffers[table]
+                    self._writing -= len(batch)
+                continue
+            self._next_part[table] += 1
+            with self._buffers_lock:
+                self._writing -= len(batch)
+        if failures:
+            raise failures[0]
+
+    async def flush_periodically(
+        self,
+        interval_s: float = 0.5,
+        on_error: Callable[[SnapshotError], None] | None = None,
+    ) -> None:
+        """Flush every ``interval_s`` in a worker thread until cancelled.
+
+        A failed flush goes to ``on_error`` and is retried on the next tick (its events stay
+        buffered); without ``on_error`` it ends this task with the SnapshotError.
+        """
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await asyncio.to_thread(self.flush)
+            except SnapshotError as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+
+    def close(self, status: Literal["complete", "aborted"]) -> None:
+        """Final flush, compact every table, then mark the manifest ``status`` with ``ended_at``.
+
+        No event can be added once close has been called. Raises SnapshotError if a write
+        fails; calling close again retries what is left.
+        """
+        if status not in ("complete", "aborted"):
+            raise ValueError(f"close status must be 'complete' or 'aborted', not {status!r}")
+        if not self._opened:
+            raise RuntimeError(f"snapshot writer for {self.path} is not open")
+        self._closing = True
+        with self._flush_lock:
+            self._flush_locked()
+            failures: list[SnapshotError] = []
+            for table in TABLES:
+                try:
+                    self._compact(table)
+                except SnapshotError as exc:
+                    failures.append(exc)
+            self.manifest = {**self.manifest, "status": status, "ended_at": utc_now_iso()}
+            try:
+                write_manifest(self.path, self.manifest)
+            except OSError as exc:
+                raise SnapshotError(
+                    f"cannot write {self.path / 'manifest.json'}: {error_text(exc)}"
+                ) from exc
+        if failures:
+            raise failures[0]
+
+    def _compact(self, table: str) -> None:
+        """Replace the table's parts by one file; the parts go only once that file is in place."""
+        target = self.path / compacted_name(table)
+        parts = list_parts(self.path / table)
+        if not target.exists():
+            try:
+                frame = pl.read_parquet(parts) if parts else empty_frame(table)
+            except (OSError, pl.exceptions.PolarsError) as exc:
+                raise SnapshotError(
+                    f"cannot compact {self.path / table}: {error_text(exc)}"
+                ) from exc
+            try:
+                write_atomic(target, parquet_bytes(frame.select(SCHEMAS[table].names())))
+            except OSError as exc:
+                raise SnapshotError(f"cannot write {target}: {error_text(exc)}") from exc
+        try:
+            for part in parts:
+                part.unlink(missing_ok=True)
+        except OSError as exc:
+            raise SnapshotError(
+                f"cannot remove compacted parts in {self.path / table}: {error_text(exc)}"
+            ) from exc
+        # A table folder still holding someone else's file is harmless: readers skip it.
+        with contextlib.suppress(OSError):
+            (self.path / table).rmdir()

@@ -1,0 +1,73 @@
+"""Event factories and snapshot builders shared by the store tests (and the crash subprocess)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nvfp4_tui.events import (
+    EndpointInfo,
+    EndpointStatus,
+    Event,
+    GpuSample,
+    PhaseFinished,
+    PhasePlan,
+    PhaseStarted,
+    RequestFinished,
+    RunFinished,
+    RunStarted,
+    ServerSample,
+)
+from nvfp4_tui.store.writer import SnapshotWriter
+
+T0 = 1_796_203_800.0  # 2026-12-02 09:30:00 UTC
+
+
+def request_event(index: int, t: float | None = None) -> RequestFinished:
+    """A deterministic RequestFinished for ``index`` (odd ones are errors with None metrics)."""
+    ok = index % 2 == 0
+    return RequestFinished(
+        t=T0 + index * 0.01 if t is None else t,
+        endpoint_id=f"gpu{index % 7}",
+        suite="japanese" if index % 3 else "english",
+        prompt_id=f"p{index}",
+        concurrency=4,
+        phase_index=index // 100,
+        request_index=index,
+        status="ok" if ok else "error",
+        queue_s=0.001 * index,
+        ttft_s=0.0123 + index / 7 if ok else None,
+        e2e_s=3.25 + index if ok else None,
+        tokens_out=512 if ok else None,
+        decode_tps=144.125 if ok else None,
+        answer_text=f"答え {index} — ok" if ok else "",
+        error_kind=None if ok else "http_5xx",
+        error_message=None if ok else "HTTP 503: überlastet",
+    )
+
+
+def one_of_each(t: float = T0) -> list[Event]:
+    """One event of every persisted type, each with its own ``t``, in ``t`` order."""
+    endpoint = EndpointInfo("gpu0", "Qwen3.6 35B", "http://127.0.0.1:8016", "current", 0, "moe")
+    return [
+        RunStarted(t, "r1", "demo «7»", (endpoint,), (PhasePlan("gpu0", "english", 1, 2),)),
+        PhaseStarted(t + 1, "gpu0", "english", 1, 0),
+        GpuSample(t + 2, 0, name="RTX PRO 6000", vram_used_mib=92316.0, power_w=301.5),
+        ServerSample(t + 3, "gpu0", kv_cache_pct=12.5, requests_running=1.0),
+        request_event(0, t=t + 4),
+        EndpointStatus(t + 5, "gpu0", "error", "connection refused: 日本"),
+        PhaseFinished(t + 6, "gpu0", "english", 1, 0, 2, 0, 1024, 8.5),
+        RunFinished(t + 7, "complete", None),
+    ]
+
+
+def write_snapshot(root: Path, run_id: str, batches: list[list[Event]], close: bool) -> Path:
+    """A snapshot with one flush per batch, closed ``complete`` or left as a crash leaves it."""
+    writer = SnapshotWriter(root, run_id, {"profile": {"name": "test"}})
+    writer.open()
+    for batch in batches:
+        for event in batch:
+            writer.add(event)
+        writer.flush()
+    if close:
+        writer.close("complete")
+    return writer.path
