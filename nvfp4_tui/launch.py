@@ -9,26 +9,30 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nvfp4_tui.bench.session import Session
-from nvfp4_tui.events import Event, PhaseFinished
+from nvfp4_tui.events import EndpointStatus, Event, PhaseFinished
 from nvfp4_tui.profile import Profile, with_urls
 from nvfp4_tui.suites import load_suites
 from nvfp4_tui.telemetry.source import GpuSource
 
 
-def gpu_sources_for_run(
+def telemetry_for_run(
     profile: Profile, gpu_telemetry: str | None = None
-) -> tuple[list[GpuSource], list[str]]:
-    """GPU sources for the profile; ``gpu_telemetry`` overrides every endpoint's own setting."""
-    from nvfp4_tui.telemetry.sampler import gpu_sources_for
+) -> tuple[Profile, list[GpuSource], list[str]]:
+    """GPU sources for the profile, and the profile with every endpoint's GPU resolved to the
+    index its samples carry (UUIDs and "auto" found through NVML). ``gpu_telemetry`` overrides
+    every endpoint's own setting."""
+    from nvfp4_tui.telemetry.sampler import plan_gpu_telemetry
     from nvfp4_tui.telemetry.simulated import SimGpuSource
 
     if gpu_telemetry is not None:
         profile = profile.with_telemetry(gpu_telemetry)
-    sources, messages = gpu_sources_for(profile)
+    plan = plan_gpu_telemetry(profile)
+    profile = profile.with_gpus(plan.endpoint_gpus)
+    sources = list(plan.sources)
     simulated = [e for e in profile.endpoints if e.telemetry == "sim" and e.sim is not None]
     if simulated:
-        sources.append(SimGpuSource(simulated))
-    return sources, messages
+        sources.append(SimGpuSource.for_endpoints(simulated))
+    return profile, sources, list(plan.messages)
 
 
 class PhasePrinter:
@@ -38,6 +42,8 @@ class PhasePrinter:
         self.stream = stream
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, EndpointStatus) and event.status in ("down", "error"):
+            print(f"{event.endpoint_id:<16} {event.status}: {event.message}", file=self.stream)
         if not isinstance(event, PhaseFinished):
             return
         rate = event.throughput_tps
@@ -92,8 +98,8 @@ def run_headless(
 
 
 def run_profile(profile: Profile, out_root: Path, *, headless: bool) -> int:
-    sources, messages = gpu_sources_for_run(profile)
     if headless:
+        profile, sources, messages = telemetry_for_run(profile)
         return run_headless(profile, out_root, sources, messages)
     from nvfp4_tui.tui.launch import run_with_ui
 
@@ -112,8 +118,8 @@ def run_demo(
 
     with SimProcess(profile.path, time_scale=time_scale) as sim:
         live = with_urls(profile, sim.urls)
-        sources, messages = gpu_sources_for_run(live, gpu_telemetry)
         if headless:
+            live, sources, messages = telemetry_for_run(live, gpu_telemetry)
             return run_headless(live, out_root, sources, messages)
         from nvfp4_tui.tui.launch import run_with_ui
 

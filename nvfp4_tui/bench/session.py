@@ -14,13 +14,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+
 from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.events import Event, GpuSample
 from nvfp4_tui.profile import Profile
 from nvfp4_tui.store.reader import new_run_id
 from nvfp4_tui.store.writer import SnapshotWriter
 from nvfp4_tui.suites import Suite
-from nvfp4_tui.telemetry.prometheus import scrape_loop
+from nvfp4_tui.telemetry.prometheus import MetricsStatus, PrometheusScraper, scrape_loop
 from nvfp4_tui.telemetry.sampler import GpuSampler
 from nvfp4_tui.telemetry.source import GpuSource
 
@@ -91,10 +93,10 @@ class Session:
         sampler = GpuSampler(self.gpu_sources, on_samples=on_gpu_samples, on_error=note)
         sampler.start()
         side_tasks = [
-            asyncio.create_task(self.writer.flush_periodically(FLUSH_INTERVAL_S)),
             asyncio.create_task(
-                scrape_loop(self.profile.endpoints, self.emit, on_unavailable=self._no_metrics)
+                self.writer.flush_periodically(FLUSH_INTERVAL_S, on_error=lambda e: note(str(e)))
             ),
+            asyncio.create_task(self._scrape_server_metrics(note)),
         ]
         status = "aborted"
         try:
@@ -111,5 +113,12 @@ class Session:
             await asyncio.to_thread(self.writer.close, status)
         return SessionResult(status, self.snapshot_path, messages)
 
-    def _no_metrics(self, endpoint_id: str, message: str) -> None:
-        self.on_message(f"{endpoint_id}: {message}")
+    async def _scrape_server_metrics(self, note: Callable[[str], None]) -> None:
+        def on_status(status: MetricsStatus) -> None:
+            if status.state != "ok":
+                note(f"{status.endpoint_id}: {status.message}")
+
+        async with aiohttp.ClientSession() as http:
+            scraper = PrometheusScraper(self.profile.endpoints, http, on_status=on_status)
+            async for sample in scrape_loop(scraper):
+                self.emit(sample)
