@@ -1,0 +1,156 @@
+"""Live load of one simulated endpoint: who is running, who waits, and what was observed.
+
+Admission is first come, first served up to ``max_num_seqs`` running requests (vLLM's
+scheduler limit); the rest wait. The counts here drive the token schedule (``running`` is the
+``c`` of the concurrency curve), the Prometheus gauges, ``/sim/stats`` and the simulated GPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+DEFAULT_MAX_NUM_SEQS = 256
+DEFAULT_KV_CAPACITY_TOKENS = 524_288  # a 96 GB card at 128K context with FP8 KV, roughly
+
+
+class EndpointLoad:
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        *,
+        max_num_seqs: int = DEFAULT_MAX_NUM_SEQS,
+        kv_capacity_tokens: int = DEFAULT_KV_CAPACITY_TOKENS,
+    ) -> None:
+        self._clock = clock
+        self.max_num_seqs = max_num_seqs
+        self.kv_capacity_tokens = kv_capacity_tokens
+        self.running = 0
+        self.waiting = 0
+        self.max_running = 0
+        self.received = 0  # chat requests that arrived, rejected ones included
+        self.started = 0  # admitted
+        self.served = 0  # answered in full
+        self.failed = 0  # admitted but not answered in full (fault or client gone)
+        self.prompt_tokens = 0
+        self.generation_tokens = 0
+        self.prefix_queries = 0  # prompt tokens looked up in the prefix cache
+        self.prefix_hits = 0
+        self.finished: Counter[str] = Counter()  # served requests by finish_reason
+        self.kv_tokens = 0
+        self.running_at_start: Counter[int] = Counter()
+        self.running_while_decoding: Counter[int] = Counter()  # tokens by running count
+        self.faults: Counter[str] = Counter()
+        self._queue: deque[asyncio.Future[None]] = deque()
+        self._last_change = clock()
+        self._busy_s = 0.0
+        self._running_s = 0.0
+
+    def next_request_number(self) -> int:
+        self.received += 1
+        return self.received
+
+    async def admit(self) -> tuple[int, bool]:
+        """Wait for a running slot; returns how many run now (this request included) and
+        whether the request had to wait."""
+        queued = self.running >= self.max_num_seqs or bool(self._queue)
+        if queued:
+            slot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._queue.append(slot)
+            self.waiting += 1
+            try:
+                await slot
+            except asyncio.CancelledError:
+                if slot.done() and not slot.cancelled():
+                    self._release_slot()  # the slot was handed over just as we gave up
+                else:
+                    self._queue.remove(slot)
+                raise
+            finally:
+                self.waiting -= 1
+        else:
+            self._set_running(self.running + 1)
+        self.started += 1
+        self.max_running = max(self.max_running, self.running)
+        self.running_at_start[self.running] += 1
+        return self.running, queued
+
+    def release(self, kv_tokens: int) -> None:
+        """A running request ended, holding ``kv_tokens`` of KV cache until now."""
+        self.kv_tokens -= kv_tokens
+        self._release_slot()
+
+    def _release_slot(self) -> None:
+        while self._queue:
+            slot = self._queue.popleft()
+            if not slot.done():
+                slot.set_result(None)  # the slot passes on; the running count stays
+                return
+        self._set_running(self.running - 1)
+
+    def _set_running(self, running: int) -> None:
+        now = self._clock()
+        elapsed = now - self._last_change
+        self._busy_s += elapsed if self.running > 0 else 0.0
+        self._running_s += elapsed * self.running
+        self._last_change = now
+        self.running = running
+
+    def integrals(self) -> tuple[float, float]:
+        """Seconds with any request running, and request-seconds run, since the start."""
+        elapsed = self._clock() - self._last_change
+        busy = self._busy_s + (elapsed if self.running > 0 else 0.0)
+        return busy, self._running_s + elapsed * self.running
+
+    @property
+    def kv_usage(self) -> float:
+        return min(1.0, self.kv_tokens / self.kv_capacity_tokens)
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "requests_received": self.received,
+            "requests_started": self.started,
+            "requests_served": self.served,
+            "requests_failed": self.failed,
+            "in_flight": self.running,
+            "waiting": self.waiting,
+            "max_in_flight": self.max_running,
+            "in_flight_at_start": {str(k): v for k, v in sorted(self.running_at_start.items())},
+            "in_flight_while_decoding": {
+                str(k): v for k, v in sorted(self.running_while_decoding.items())
+            },
+            "faults": dict(sorted(self.faults.items())),
+            "prompt_tokens": self.prompt_tokens,
+            "generation_tokens": self.generation_tokens,
+            "kv_cache_usage": round(self.kv_usage, 6),
+        }
+
+
+class PrefixCache:
+    """Which leading messages of a prompt the endpoint has seen before (vLLM prefix caching)."""
+
+    def __init__(self, max_entries: int = 4096) -> None:
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._max_entries = max_entries
+
+    def hit_tokens(self, messages: Sequence[Mapping[str, Any]], tokens: Sequence[int]) -> int:
+        """Tokens of the longest run of leading messages seen before; remembers this prompt."""
+        digest = hashlib.sha256()
+        hits = 0
+        counting = True
+        for message, message_tokens in zip(messages, tokens, strict=True):
+            digest.update(json.dumps(message, sort_keys=True, default=str).encode())
+            key = digest.hexdigest()
+            if counting and key in self._seen:
+                hits += message_tokens
+                self._seen.move_to_end(key)
+            else:
+                counting = False
+                self._seen[key] = None
+        while len(self._seen) > self._max_entries:
+            self._seen.popitem(last=False)
+        return hits

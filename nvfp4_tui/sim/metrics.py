@@ -1,0 +1,91 @@
+"""vLLM's Prometheus metrics for one simulated endpoint, in a registry of its own.
+
+Names, label and histogram buckets follow vLLM's /metrics so the telemetry code reads a
+simulated endpoint exactly as a real one. Latencies are observed in real (event loop) seconds,
+the same clock a client measures with, whatever the simulator's ``time_scale``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from nvfp4_tui.sim.load import EndpointLoad
+
+TTFT_BUCKETS_S = (
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
+    2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
+)  # fmt: skip
+ITL_BUCKETS_S = (
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0,
+    2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
+)  # fmt: skip
+E2E_BUCKETS_S = (
+    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0,
+    60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0,
+)  # fmt: skip
+_LABEL = ["model_name"]
+
+
+class _LoadCollector(Collector):
+    """Gauges and counters read from the live load at scrape time (one source of truth, and
+    no per-token metric calls on the hot path)."""
+
+    def __init__(self, model: str, load: EndpointLoad) -> None:
+        self._model = model
+        self._load = load
+
+    def collect(self) -> Iterator[Metric]:
+        load = self._load
+        for name, doc, value in (
+            ("vllm:num_requests_running", "Requests in the model's batch.", load.running),
+            ("vllm:num_requests_waiting", "Requests waiting for a slot.", load.waiting),
+            ("vllm:kv_cache_usage_perc", "KV cache usage, 1 is full.", load.kv_usage),
+        ):
+            gauge = GaugeMetricFamily(name, doc, labels=_LABEL)
+            gauge.add_metric([self._model], float(value))
+            yield gauge
+        for name, doc, value in (
+            ("vllm:prompt_tokens", "Prefill tokens processed.", load.prompt_tokens),
+            ("vllm:generation_tokens", "Generation tokens processed.", load.generation_tokens),
+            # The simulator never preempts; the counter is there because clients read it.
+            ("vllm:num_preemptions", "Cumulative preemptions.", 0),
+            ("vllm:prefix_cache_queries", "Prompt tokens looked up.", load.prefix_queries),
+            ("vllm:prefix_cache_hits", "Prompt tokens found cached.", load.prefix_hits),
+        ):
+            counter = CounterMetricFamily(name, doc, labels=_LABEL)
+            counter.add_metric([self._model], float(value))
+            yield counter
+        success = CounterMetricFamily(
+            "vllm:request_success", "Finished requests.", labels=[*_LABEL, "finished_reason"]
+        )
+        for reason, count in sorted(load.finished.items()):
+            success.add_metric([self._model, reason], float(count))
+        yield success
+
+
+class SimMetrics:
+    """The endpoint's registry: latency histograms, plus the load's gauges and counters."""
+
+    def __init__(self, model: str, load: EndpointLoad) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.ttft_s = Histogram(
+            "vllm:time_to_first_token_seconds", "Time to first token.", _LABEL,
+            buckets=TTFT_BUCKETS_S, registry=r,
+        ).labels(model)  # fmt: skip
+        self.itl_s = Histogram(
+            "vllm:inter_token_latency_seconds", "Time between output chunks of a request.",
+            _LABEL, buckets=ITL_BUCKETS_S, registry=r,
+        ).labels(model)  # fmt: skip
+        self.e2e_s = Histogram(
+            "vllm:e2e_request_latency_seconds", "End-to-end request latency.", _LABEL,
+            buckets=E2E_BUCKETS_S, registry=r,
+        ).labels(model)  # fmt: skip
+        r.register(_LoadCollector(model, load))
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,61 @@
+"""The simulator's token schedule as pure functions: what a measurement should find.
+
+The server times every stream with these functions, so tests and other modules can compare what
+they measure against the same numbers. All results are in simulated seconds; a server running
+with ``time_scale`` k serves the same schedule k times faster (divide by k).
+
+- TTFT = (ttft_s + prompt_tokens / prefill_tps) / factor(c): a busier batch slows prefill the
+  same way it slows decode (``c`` counts the requests running when this one is admitted,
+  itself included).
+- Decode: each token takes 1 / (decode_tps * factor(c)), with ``c`` the requests running at the
+  moment that token is scheduled.
+- factor(c) interpolates ``concurrency_curve`` linearly; beyond its last point the aggregate
+  throughput stays at the last point's value, so factor(c) = factor(last) * last / c.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+
+from nvfp4_tui.profile import SimSpec
+
+
+def concurrency_factor(curve: Sequence[tuple[int, float]], concurrency: int) -> float:
+    """Per-request decode speed at ``concurrency`` relative to concurrency 1."""
+    if concurrency <= curve[0][0]:
+        return curve[0][1]
+    for (c0, f0), (c1, f1) in pairwise(curve):
+        if concurrency <= c1:
+            return f0 + (f1 - f0) * (concurrency - c0) / (c1 - c0)
+    last_c, last_f = curve[-1]
+    return last_f * last_c / concurrency
+
+
+def decode_tps_at(spec: SimSpec, concurrency: int) -> float:
+    """Decode tokens per second of one request while ``concurrency`` requests run."""
+    return spec.decode_tps * concurrency_factor(spec.concurrency_curve, concurrency)
+
+
+def aggregate_tps_at(spec: SimSpec, concurrency: int) -> float:
+    """Tokens per second of the whole endpoint while ``concurrency`` requests decode."""
+    return decode_tps_at(spec, concurrency) * concurrency
+
+
+def token_interval_s(spec: SimSpec, concurrency: int) -> float:
+    """Simulated seconds between two tokens of one request."""
+    return 1.0 / decode_tps_at(spec, concurrency)
+
+
+def expected_ttft_s(spec: SimSpec, prompt_tokens: int, concurrency: int = 1) -> float:
+    """Time to first token of a request admitted while ``concurrency`` requests run."""
+    prefill_s = spec.ttft_s + prompt_tokens / spec.prefill_tps
+    return prefill_s / concurrency_factor(spec.concurrency_curve, concurrency)
+
+
+def expected_e2e_s(
+    spec: SimSpec, prompt_tokens: int, completion_tokens: int, concurrency: int = 1
+) -> float:
+    """End-to-end latency when ``concurrency`` stays constant for the whole request."""
+    decode_s = max(completion_tokens - 1, 0) * token_interval_s(spec, concurrency)
+    return expected_ttft_s(spec, prompt_tokens, concurrency) + decode_s

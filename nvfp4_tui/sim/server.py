@@ -1,0 +1,414 @@
+"""One simulated vLLM server: the aiohttp app, its socket, and the token schedule it streams on.
+
+Routes: ``POST /v1/chat/completions`` (streaming and not), ``GET /v1/models``, ``GET /health``,
+``GET /metrics`` (vLLM's Prometheus names), and the simulator's own ``GET /sim/stats``,
+``POST /sim/faults`` (``?endpoint=ID`` targets another endpoint of the same fleet, which is how a
+downed endpoint is brought back over HTTP) and ``GET /sim/gpu``.
+
+Every chunk is scheduled on an absolute deadline (``deadline += interval``), so timer lateness
+never accumulates: the stream's average rate is exact even when single wake-ups are late.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import struct
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from nvfp4_tui.profile import Endpoint, FaultSpec
+from nvfp4_tui.sim.answers import Answer, ChatRequest, Piece, compose
+from nvfp4_tui.sim.faults import FaultPlan, draw_faults, faults_from_json, faults_to_json
+from nvfp4_tui.sim.gpu import SimGpu
+from nvfp4_tui.sim.load import DEFAULT_MAX_NUM_SEQS, EndpointLoad, PrefixCache
+from nvfp4_tui.sim.metrics import SimMetrics
+from nvfp4_tui.sim.schedule import expected_ttft_s, token_interval_s
+from nvfp4_tui.sim.tokens import count_prompt_tokens, count_tokens, message_text
+from nvfp4_tui.sim.validation import BadRequest, check_context, error_response, parse_request
+from nvfp4_tui.sim.wire import DONE, ChunkEncoder, full_response
+
+MAX_MODEL_LEN = 131_072
+_ANSWER_CACHE_SIZE = 128
+_SHUTDOWN_TIMEOUT_S = 1.0
+_MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+def reserve_socket(host: str, port: int) -> socket.socket:
+    """A bound, not yet listening socket: the port is ours, connections to it are refused."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _reset(transport: asyncio.BaseTransport | None) -> None:
+    """Abort a connection with a TCP RST, as a crashing server or a middlebox does."""
+    if transport is None or transport.is_closing():
+        return
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()  # type: ignore[attr-defined]
+
+
+async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+    if deadline <= loop.time():
+        return
+    wake: asyncio.Future[None] = loop.create_future()
+    handle = loop.call_at(deadline, lambda: wake.done() or wake.set_result(None))
+    try:
+        await wake
+    finally:
+        handle.cancel()
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One admitted-to-be chat request and everything decided about it up front."""
+
+    chat: ChatRequest
+    answer: Answer
+    plan: FaultPlan
+    prompt_tokens: int
+    arrived: float  # event loop time
+    completion_id: str
+    created: int = field(default_factory=lambda: int(time.time()))
+
+
+class SimEndpoint:
+    """One simulated endpoint: its load, metrics, GPU and faults, served on one port."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        gpu_index: int,
+        time_scale: float = 1.0,
+        max_num_seqs: int = DEFAULT_MAX_NUM_SEQS,
+        peers: Mapping[str, SimEndpoint] | None = None,
+    ) -> None:
+        if endpoint.sim is None:
+            raise ValueError(f"endpoint {endpoint.id!r} has no [sim] table")
+        if time_scale <= 0:
+            raise ValueError(f"time_scale must be > 0, got {time_scale}")
+        self.endpoint = endpoint
+        self.spec = endpoint.sim
+        self.time_scale = time_scale
+        self.faults: FaultSpec = self.spec.faults
+        self.load = EndpointLoad(time.monotonic, max_num_seqs=max_num_seqs)
+        self.metrics = SimMetrics(endpoint.model, self.load)
+        self.gpu = SimGpu(self.spec, gpu_index, self.load.integrals, time.monotonic, time_scale)
+        self._prefix_cache = PrefixCache()
+        self._answers: OrderedDict[str, Answer] = OrderedDict()
+        self._peers = peers if peers is not None else {endpoint.id: self}
+        self._sock: socket.socket | None = None
+        self._runner: web.AppRunner | None = None
+        self._streams: dict[asyncio.Task[Any], asyncio.BaseTransport | None] = {}
+        self._background: set[asyncio.Task[None]] = set()
+        self._switch = asyncio.Lock()
+        self.host = "127.0.0.1"
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def listening(self) -> bool:
+        return self._runner is not None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def bind(self, host: str, port: int) -> None:
+        """Reserve the port (0: the OS picks); nothing is accepted until ``start``."""
+        self._sock = reserve_socket(host, port)
+        self.host = host
+        self.port = self._sock.getsockname()[1]
+
+    async def start(self) -> None:
+        if self._sock is None:
+            self.bind(self.host, self.port)
+        if not self.faults.down:
+            await self._listen()
+
+    async def close(self) -> None:
+        async with self._switch:
+            await self._stop_listening()
+            if self._sock is not None:
+                self._sock.close()
+                self._sock = None
+
+    async def set_faults(self, faults: FaultSpec) -> None:
+        """Switch faults now; ``down`` stops or resumes listening on the same port."""
+        async with self._switch:
+            self.faults = faults
+            if faults.down and self.listening:
+                await self._stop_listening()
+                self._sock = reserve_socket(self.host, self.port)
+            elif not faults.down and not self.listening and self._sock is not None:
+                await self._listen()
+
+    async def _listen(self) -> None:
+        app = web.Application(client_max_size=_MAX_BODY_BYTES)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/health", self._health)
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/sim/stats", self._stats)
+        app.router.add_post("/sim/faults", self._set_faults)
+        app.router.add_get("/sim/gpu", self._gpu)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=_SHUTDOWN_TIMEOUT_S)
+        await runner.setup()
+        assert self._sock is not None
+        await web.SockSite(runner, self._sock).start()
+        self._runner = runner
+
+    async def _stop_listening(self) -> None:
+        """Close the listening socket and drop every connection, as a dying server does."""
+        if self._runner is None:
+            return
+        for task, transport in list(self._streams.items()):
+            _reset(transport)
+            task.cancel()
+        await self._runner.cleanup()
+        self._runner = None
+        self._sock = None  # the server closed it
+
+    # -- simple routes ---------------------------------------------------------------------
+
+    async def _health(self, _: web.Request) -> web.Response:
+        return web.Response(status=200)
+
+    async def _models(self, _: web.Request) -> web.Response:
+        model = self.endpoint.model
+        card = {
+            "id": model,
+            "object": "model",
+            "created": int(time.time()),
+            "owned_by": "vllm",
+            "root": model,
+            "parent": None,
+            "max_model_len": MAX_MODEL_LEN,
+        }
+        return web.json_response({"object": "list", "data": [card]})
+
+    async def _metrics(self, _: web.Request) -> web.Response:
+        return web.Response(
+            body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST}
+        )
+
+    async def _stats(self, _: web.Request) -> web.Response:
+        return web.json_response(self.load.stats())
+
+    async def _gpu(self, _: web.Request) -> web.Response:
+        return web.json_response(self.gpu.sample())
+
+    async def _set_faults(self, request: web.Request) -> web.StreamResponse:
+        target = self._peers.get(request.query.get("endpoint", self.endpoint.id))
+        if target is None:
+            return error_response(404, f"no simulated endpoint {request.query['endpoint']!r}")
+        try:
+            faults = faults_from_json(await request.json())
+        except ValueError as e:  # json.JSONDecodeError is a ValueError too
+            return error_response(400, str(e))
+        if target is not self or not faults.down:
+            await target.set_faults(faults)
+            return web.json_response(faults_to_json(faults))
+        # Going down: answer first, then stop listening (which drops this connection too).
+        response = web.json_response(faults_to_json(faults))
+        await response.prepare(request)
+        await response.write_eof()
+        task = asyncio.create_task(self.set_faults(faults))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return response
+
+    # -- chat completions ------------------------------------------------------------------
+
+    def _answer(self, request: ChatRequest) -> Answer:
+        key = request.digest()
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = compose(self.spec, request)
+            self._answers[key] = answer
+            if len(self._answers) > _ANSWER_CACHE_SIZE:
+                self._answers.popitem(last=False)
+        return answer
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        loop = asyncio.get_running_loop()
+        arrived = loop.time()
+        number = self.load.next_request_number()
+        try:
+            try:
+                body = await request.json()
+            except ValueError:
+                raise BadRequest(400, "The request body is not valid JSON.") from None
+            chat, stream_options = parse_request(body, self.endpoint.model, self.spec.tools)
+            prompt_tokens = count_prompt_tokens(chat.messages, chat.tools)
+            check_context(prompt_tokens, chat.max_tokens, MAX_MODEL_LEN)
+        except BadRequest as e:
+            return error_response(e.status, str(e))
+        answer = self._answer(chat)
+        plan = draw_faults(self.faults, self.spec.seed, number, len(answer.pieces))
+        if plan.http_status is not None:
+            self.load.faults["http_error"] += 1
+            return error_response(plan.http_status, "Simulated server error (injected fault).")
+        task = asyncio.current_task()
+        assert task is not None
+        self._streams[task] = request.transport
+        try:
+            job = _Job(chat, answer, plan, prompt_tokens, arrived, self._completion_id(number))
+            if body.get("stream"):
+                return await self._stream(request, job, stream_options)
+            return await self._complete(request, job)
+        finally:
+            self._streams.pop(task, None)
+
+    def _completion_id(self, number: int) -> str:
+        return f"chatcmpl-sim{self.spec.seed:x}{number:010x}"
+
+    async def _schedule(self, job: _Job) -> AsyncIterator[tuple[int, Piece]]:
+        """Admit the request, then yield each piece when it is due; bookkeeping included."""
+        loop = asyncio.get_running_loop()
+        scale = self.time_scale
+        pieces = job.answer.pieces
+        concurrency, queued = await self.load.admit()
+        held_kv = job.prompt_tokens
+        self.load.kv_tokens += job.prompt_tokens
+        served = False
+        try:
+            # TTFT counts from arrival (parsing and writing the answer included, as in vLLM);
+            # a request that queued for a slot starts its prefill when it gets one.
+            start = loop.time() if queued else job.arrived
+            deadline = start + expected_ttft_s(self.spec, job.prompt_tokens, concurrency) / scale
+            deadline += (pieces[0].tokens - 1) * token_interval_s(self.spec, concurrency) / scale
+            drip_s = self.faults.drip_s / scale
+            last_emit = job.arrived
+            for index, piece in enumerate(pieces):
+                if index > 0:
+                    interval = token_interval_s(self.spec, self.load.running)
+                    deadline += piece.tokens * interval / scale
+                deadline += drip_s
+                if index == job.plan.stall_at:
+                    self.load.faults["stall"] += 1
+                    deadline += self.faults.stall_s / scale
+                await _sleep_until(loop, deadline)
+                now = loop.time()
+                if index == 0:
+                    self._prefilled(job)
+                    self.metrics.ttft_s.observe(now - job.arrived)
+                else:
+                    self.metrics.itl_s.observe(now - last_emit)
+                last_emit = now
+                held_kv += piece.tokens
+                self.load.kv_tokens += piece.tokens
+                self.load.generation_tokens += piece.tokens
+                self.load.running_while_decoding[self.load.running] += piece.tokens
+                yield index, piece
+            served = True
+            self.load.served += 1
+            self.metrics.e2e_s.observe(loop.time() - job.arrived)
+            self.load.finished[job.answer.finish_reason] += 1
+        finally:
+            if not served:
+                self.load.failed += 1
+            self.load.release(held_kv)
+
+    def _prefilled(self, job: _Job) -> None:
+        messages = job.chat.messages
+        per_message = [4 + count_tokens(message_text(m.get("content"))) for m in messages]
+        self.load.prompt_tokens += job.prompt_tokens
+        self.load.prefix_queries += job.prompt_tokens
+        self.load.prefix_hits += self._prefix_cache.hit_tokens(messages, per_message)
+
+    async def _stream(
+        self, request: web.Request, job: _Job, stream_options: dict[str, Any]
+    ) -> web.StreamResponse:
+        answer, plan = job.answer, job.plan
+        encoder = ChunkEncoder(
+            job.completion_id,
+            job.created,
+            self.endpoint.model,
+            job.prompt_tokens,
+            continuous_usage=bool(stream_options.get("continuous_usage_stats")),
+            reasoning_model=self.spec.reasoning,
+        )
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream; charset=utf-8",
+                "Cache-Control": "no-cache",
+            }
+        )
+        await response.prepare(request)
+        last = len(answer.pieces) - 1
+        generated = 0
+        schedule = self._schedule(job)
+        try:
+            async for index, piece in schedule:
+                if index == plan.reset_at:
+                    self.load.faults["reset"] += 1
+                    _reset(request.transport)
+                    return response
+                if index == plan.cutoff_at:
+                    self.load.faults["cutoff"] += 1
+                    await response.write_eof()
+                    return response
+                generated += piece.tokens
+                finish = answer.finish_reason if index == last else None
+                frame = encoder.piece(piece, answer, generated, finish)
+                if index == 0:
+                    frame = encoder.role() + frame
+                if index == plan.malformed_at:
+                    self.load.faults["malformed"] += 1
+                    frame = encoder.malformed(piece) + frame
+                if index == last:
+                    if stream_options.get("include_usage"):
+                        frame += encoder.usage(answer)
+                    frame += DONE
+                await response.write(frame)
+        except ConnectionError:
+            return response  # the client went away; the schedule's cleanup has run
+        finally:
+            await schedule.aclose()
+        await response.write_eof()
+        return response
+
+    async def _complete(self, request: web.Request, job: _Job) -> web.StreamResponse:
+        plan = job.plan
+        broken = plan.reset_at if plan.reset_at is not None else plan.cutoff_at
+        schedule = self._schedule(job)
+        try:
+            async for index, _ in schedule:
+                if index == broken:
+                    self.load.faults["reset" if plan.reset_at is not None else "cutoff"] += 1
+                    _reset(request.transport)
+                    return web.Response(status=500)
+        finally:
+            await schedule.aclose()
+        body = full_response(
+            job.completion_id,
+            job.created,
+            self.endpoint.model,
+            job.prompt_tokens,
+            job.answer,
+            self.spec.reasoning,
+        )
+        text = json.dumps(body, ensure_ascii=False)
+        if plan.malformed_at is not None:
+            self.load.faults["malformed"] += 1
+            text = text[: len(text) // 2]
+        return web.Response(text=text, content_type="application/json")
