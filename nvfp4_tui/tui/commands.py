@@ -1,0 +1,55 @@
+"""FleetCommands: every action of the app in the command palette, plus each endpoint's detail."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from nvfp4_tui.tui.app import FleetApp
+
+
+class FleetCommands(Provider):
+    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        app = cast("FleetApp", self.app)
+        run = partial(self._run, app)
+        commands: list[tuple[str, str, Callable[[], object]]] = [
+            ("Fleet grid", "One pane per endpoint (g)", partial(run, "grid")),
+            ("Leaderboard", "Quality, speed, scaling and routes (l)", partial(run, "leaderboard")),
+            (
+                "Resume run" if app.paused else "Pause run",
+                "Stop or restart sending new requests (p)",
+                partial(run, "toggle_pause"),
+            ),
+            ("Keys", "Every key binding (?)", partial(run, "help")),
+            ("Quit", "Stop the run if one is going, then quit (q)", partial(run, "request_quit")),
+        ]
+        for endpoint in app.state.endpoints.values():
+            gpu = endpoint.info.gpu
+            where = f"GPU {gpu}" if gpu is not None else endpoint.id
+            commands.append(
+                (
+                    f"Detail: {where} · {endpoint.info.label}",
+                    "Charts, recent requests and the latest answer",
+                    partial(app.open_detail, endpoint.id),
+                )
+            )
+        return commands
+
+    @staticmethod
+    async def _run(app: FleetApp, action: str) -> None:
+        await app.run_action(action)
+
+    async def discover(self) -> Hits:
+        for name, help_text, callback in self._commands():
+            yield DiscoveryHit(name, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, help_text, callback in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)

@@ -1,0 +1,39 @@
+"""Model and server text made safe to show: no escape sequences, no control characters.
+
+A model's answer can contain anything, including ANSI colour codes, OSC 8 hyperlinks or a
+terminal-title sequence. Shown raw they would restyle or take over the user's terminal, so every
+text that came from a model or a server passes through ``plain_text`` before it reaches a widget,
+and widgets show it as plain text (never as markup).
+"""
+
+from __future__ import annotations
+
+import re
+
+# ESC-initiated sequences: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC
+# (ESC P|X|^|_ ... ST), and two-byte escapes. The 8-bit C1 forms (CSI 0x9b, OSC 0x9d) as well.
+_ESCAPES = re.compile(
+    r"""
+    (?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]             # CSI
+    | (?:\x1b\]|\x9d).*?(?:\x07|\x1b\\|\x9c|$)   # OSC, ended by BEL or ST (or the text's end)
+    | (?:\x1b[PX^_]|[\x90\x98\x9e\x9f]).*?(?:\x1b\\|\x9c|$)  # DCS, SOS, PM, APC
+    | \x1b[ -/]*[0-~]?                            # other escapes (nF, Fp, Fe, Fs), a lone ESC
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+# C0 controls except tab and newline, DEL, and the C1 range.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain_text(raw: str | None) -> str:
+    """``raw`` without escape sequences or control characters; ``\\r\\n`` and ``\\r`` become ``\\n``."""
+    if not raw:
+        return ""
+    text = raw.replace("\r\n", "\n").replace("\r", "\n")
+    text = _ESCAPES.sub("", text)
+    return _CONTROLS.sub("", text)
+
+
+def one_line(raw: str | None) -> str:
+    """``plain_text`` on one line: newlines and tabs become spaces, runs of spaces collapse."""
+    return " ".join(plain_text(raw).split())

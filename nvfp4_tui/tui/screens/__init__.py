@@ -1,0 +1,1 @@
+"""Screens of the app: fleet grid, endpoint detail, leaderboard, keys help, quit confirmation."""

@@ -1,0 +1,260 @@
+"""DetailScreen: one endpoint in depth — charts over time, latency histograms, the most recent
+requests, and the latest answer with its reasoning folded apart."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid, Horizontal, VerticalScroll
+from textual.content import Content
+from textual.widgets import Collapsible, DataTable, Footer, Static
+from textual_plotext.plot import Plot
+
+from nvfp4_tui.state import AnswerText, EndpointState, FleetState
+from nvfp4_tui.tui import units
+from nvfp4_tui.tui.palette import cell_styles
+from nvfp4_tui.tui.plain_text import plain_text
+from nvfp4_tui.tui.readouts import class_badge, decode_bins, histogram, phase_text
+from nvfp4_tui.tui.screens.base import StateScreen
+from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, Painter
+from nvfp4_tui.tui.widgets.gpu_pane import status_content
+
+CHART_INTERVAL_S = 0.5  # plotext renders at most twice a second
+TABLE_ROWS = 50
+HIST_BINS = 12
+MIB_PER_GIB = 1024
+
+REQUEST_COLUMNS = (
+    ("sent", "sent"),
+    ("suite", "suite"),
+    ("c", "c"),
+    ("TTFT", "ttft"),
+    ("tok/s", "tps"),
+    ("tokens", "tokens"),
+    ("score", "score"),
+    ("status", "status"),
+)
+
+
+def _right(text: str, style: str = "") -> Text:
+    return Text(text, style=style, justify="right")
+
+
+class DetailScreen(StateScreen):
+    CSS_PATH = "detail.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back", id="back")]
+
+    def __init__(self, endpoint_id: str) -> None:
+        super().__init__(id=f"detail-{endpoint_id}")
+        self.endpoint_id = endpoint_id
+        self._charts_key: tuple[object, ...] | None = None
+        self._charts_t = -float("inf")
+        self._rows_key: tuple[object, ...] | None = None
+        self._answer: AnswerText | None = None
+        self._head: Content | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="detail-head")
+        with Grid(id="charts"):
+            yield Chart("decode tok/s per stream, over the run (s)", id="chart-decode")
+            yield Chart("TTFT (ms), recent requests", id="chart-ttft")
+            yield Chart("ITL, mean per request (ms)", id="chart-itl")
+            yield Chart(
+                Content.from_markup(
+                    "[$primary]VRAM (GiB)[/] and [$warning]power (W)[/], over the run (s)"
+                ),
+                id="chart-gpu",
+            )
+        with Horizontal(id="lower"):
+            table: DataTable = DataTable(id="requests", cursor_type="row", zebra_stripes=True)
+            table.border_title = "Recent requests"
+            yield table
+            with VerticalScroll(id="answer") as answer:
+                answer.border_title = "Latest answer"
+                yield Static(id="answer-meta")
+                with Collapsible(title="Reasoning", id="reasoning", collapsed=True):
+                    yield Static(id="reasoning-text", markup=False)
+                yield Static(id="answer-text", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#requests", DataTable)
+        for label, key in REQUEST_COLUMNS:
+            table.add_column(label, key=key)
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    # ---- drawing
+
+    def show_state(self, state: FleetState, now: float) -> None:
+        endpoint = state.endpoints.get(self.endpoint_id)
+        if endpoint is None:
+            return
+        self._show_head(endpoint)
+        self._show_requests(endpoint, state)
+        self._show_answer(endpoint)
+        gpu_samples = endpoint.gpu.samples if endpoint.gpu else 0
+        key = (endpoint.version, gpu_samples)
+        # Throttled by wall time whatever the injected clock: the point is to bound the CPU.
+        if key != self._charts_key and time.monotonic() - self._charts_t >= CHART_INTERVAL_S:
+            self._charts_key = key
+            self._charts_t = time.monotonic()
+            self._show_charts(endpoint, state)
+
+    def _show_head(self, endpoint: EndpointState) -> None:
+        info = endpoint.info
+        gpu = f"GPU {info.gpu}" if info.gpu is not None else "GPU ?"
+        in_flight = units.DASH if endpoint.in_flight is None else str(endpoint.in_flight)
+        target = endpoint.target_concurrency
+        head = Content.assemble(
+            (gpu, "bold"),
+            "  ",
+            (info.label, "bold"),
+            "  ",
+            (class_badge(info), "$text-secondary"),
+            "  ",
+            status_content(endpoint.status),
+            "  ",
+            phase_text(endpoint) or "",
+            ("   in flight ", "$text-muted"),
+            f"{in_flight}/{units.DASH if target is None else target}",
+            ("   requests ", "$text-muted"),
+            str(endpoint.requests_done),
+            ("   errors ", "$text-muted"),
+            (str(endpoint.requests_error), "bold $error" if endpoint.requests_error else ""),
+            ("   model ", "$text-muted"),
+            info.model,
+        )
+        if head != self._head:
+            self._head = head
+            self.query_one("#detail-head", Static).update(head)
+
+    def _show_requests(self, endpoint: EndpointState, state: FleetState) -> None:
+        rows = list(endpoint.recent_requests)[-TABLE_ROWS:]
+        key = (len(endpoint.recent_requests), rows[-1] if rows else None, self.app.theme)
+        if key == self._rows_key:
+            return
+        self._rows_key = key
+        table = self.query_one("#requests", DataTable)
+        start = state.started_t or 0.0
+        styles = cell_styles(self.app)
+        status_style = {"error": styles.error, "incomplete": styles.warning}
+        cursor = table.cursor_row
+        table.clear()
+        for row in reversed(rows):
+            error = row.status == "error"
+            status = Text(
+                (row.error_kind or row.status) if error else row.status,
+                style=status_style.get(row.status, ""),
+            )
+            table.add_row(
+                _right(units.clock(row.t - start)),
+                Text(row.suite),
+                _right(str(row.concurrency)),
+                _right(units.seconds_as_ms(row.ttft_s)),
+                _right(units.tps(row.decode_tps)),
+                _right(units.DASH if row.tokens_out is None else str(row.tokens_out)),
+                _right(units.score(row.score())),
+                status,
+            )
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1))
+
+    def _show_answer(self, endpoint: EndpointState) -> None:
+        answer = endpoint.last_answer
+        if answer is self._answer:
+            return
+        self._answer = answer
+        meta = self.query_one("#answer-meta", Static)
+        reasoning = self.query_one("#reasoning", Collapsible)
+        if answer is None:
+            meta.update(Content.styled("no answer yet", "$text-muted"))
+            reasoning.display = False
+            self.query_one("#answer-text", Static).update("")
+            return
+        meta.update(
+            Content.assemble(
+                (answer.suite, "bold"),
+                " · ",
+                (plain_text(answer.prompt_id), "$text-muted"),
+                " · ",
+                answer.status,
+            )
+        )
+        thinking = plain_text(answer.reasoning_text)
+        reasoning.display = bool(thinking)
+        reasoning.title = f"Reasoning ({len(thinking):,} characters)"
+        self.query_one("#reasoning-text", Static).update(Text(thinking))
+        text = plain_text(answer.answer_text) or "(no text: the answer was a tool call)"
+        self.query_one("#answer-text", Static).update(Text(text))
+
+    def _show_charts(self, endpoint: EndpointState, state: FleetState) -> None:
+        start = state.started_t or 0.0
+        end = state.last_t or start
+        decode_chart = self.query_one("#chart-decode", Chart)
+        decode_history = list(endpoint.decode_history)
+        recent = [r for r in endpoint.recent_requests if r.status != "error"]
+        ttft_ms = [r.ttft_s * 1000 for r in recent if r.ttft_s is not None]
+        # 1 / decode tok/s is the request's TPOT: the mean of its inter-token latencies.
+        itl_ms = [1000 / r.decode_tps for r in recent if r.decode_tps]
+        history = list(endpoint.gpu.history) if endpoint.gpu else []
+        latest = endpoint.gpu.latest if endpoint.gpu else None
+
+        def paint_decode(plt: Plot, colors: ChartColors) -> None:
+            # Downsampled to the chart's width, each column its highest point: a stream waiting
+            # for its first token reports 0 tok/s, which says nothing about decode speed.
+            columns = max(10, decode_chart.size.width - 10)
+            span_s = max(1.0, end - start)
+            decode = decode_bins(decode_history, end, window_s=span_s, bins=columns)
+            decode_xs = [span_s * (i + 0.5) / columns for i in range(columns)]
+            if any(decode):
+                plt.plot(decode_xs, decode, marker="braille", color=colors.primary)
+                plt.ylim(0, max(decode) * 1.15)
+
+        def paint_hist(values: list[float], color_name: str) -> Painter:
+            def paint(plt: Plot, colors: ChartColors) -> None:
+                # About two bins per sqrt(n): enough shape, few empty bins.
+                bins = max(4, min(HIST_BINS, round(math.sqrt(len(values)) * 2)))
+                centres, counts = histogram(values, bins)
+                if centres:
+                    plt.bar(centres, counts, color=getattr(colors, color_name), width=0.8)
+                    top = max(counts)
+                    plt.yticks(list(range(0, top + 1, max(1, math.ceil(top / 4)))))
+                    low, high = centres[0], centres[-1]
+                    ticks = [low, (low + high) / 2, high] if high > low else [low]
+                    spread = high - low
+                    digits = 0 if spread >= 10 else min(3, 1 - math.floor(math.log10(spread or 1)))
+                    plt.xticks(ticks, [f"{t:.{digits}f}" for t in ticks])
+
+            return paint
+
+        def paint_gpu(plt: Plot, colors: ChartColors) -> None:
+            vram = [(p.t - start, p.vram_used_mib) for p in history if p.vram_used_mib is not None]
+            power = [(p.t - start, p.power_w) for p in history if p.power_w is not None]
+            span_s = max(1.0, end - start)
+            # Each on its own axis, from zero to the card's capacity: VRAM left, power right.
+            # Power first, so that where the two lines meet the VRAM line stays on top.
+            if power:
+                xs, ys = zip(*power, strict=True)
+                limit_w = latest.power_limit_w if latest and latest.power_limit_w else max(ys)
+                plt.plot(xs, ys, marker="braille", color=colors.warning, yside="right")
+                plt.ylim(0, limit_w, yside="right")
+            if vram:
+                xs, ys = zip(*vram, strict=True)
+                total_mib = latest.vram_total_mib if latest and latest.vram_total_mib else max(ys)
+                plt.plot(xs, [y / MIB_PER_GIB for y in ys], marker="braille", color=colors.primary)
+                plt.ylim(0, total_mib / MIB_PER_GIB)
+            plt.xlim(0, span_s)
+
+        decode_chart.draw((len(decode_history), end), paint_decode)
+        self.query_one("#chart-ttft", Chart).draw(tuple(ttft_ms), paint_hist(ttft_ms, "accent"))
+        self.query_one("#chart-itl", Chart).draw(tuple(itl_ms), paint_hist(itl_ms, "success"))
+        self.query_one("#chart-gpu", Chart).draw(
+            (len(history), history[-1] if history else None), paint_gpu
+        )

@@ -1,0 +1,145 @@
+"""FleetScreen: the default view, the run header over a grid of one GpuPane per endpoint.
+
+The grid's shape follows the terminal: as few rows as let every pane keep ``PANE_MIN_W`` columns
+(4+3 at 160 columns, one row of seven at 240), rows stretched to fill the height when they fit
+and fixed at ``PANE_MIN_H`` (scrolling) when they do not.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid
+from textual.events import Resize
+from textual.geometry import Size
+from textual.widgets import Footer
+
+from nvfp4_tui.state import FleetState
+from nvfp4_tui.tui.screens.base import StateScreen
+from nvfp4_tui.tui.widgets.gpu_pane import GpuPane, pane_readout
+from nvfp4_tui.tui.widgets.run_header import RunHeader, run_readout
+
+PANE_MIN_W = 28
+PANE_MIN_H = 17
+HEADER_H = 2
+FOOTER_H = 1
+READOUT_HZ = 4  # a pane's time-dependent parts (sparkline window, staleness) move this often
+
+
+def grid_shape(count: int, width: int) -> tuple[int, int]:
+    """(columns, rows) for ``count`` panes in ``width`` columns: the fewest rows that fit."""
+    if count <= 0:
+        return 1, 1
+    for rows in range(1, count + 1):
+        columns = math.ceil(count / rows)
+        if width // columns >= PANE_MIN_W:
+            return columns, math.ceil(count / columns)
+    return 1, count
+
+
+class FleetScreen(StateScreen):
+    CSS_PATH = "fleet.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_detail", "Detail", id="detail"),
+        Binding("left", "move(-1, 0)", "Previous pane", show=False, id="pane-left"),
+        Binding("right", "move(1, 0)", "Next pane", show=False, id="pane-right"),
+        Binding("up", "move(0, -1)", "Pane above", show=False, id="pane-up"),
+        Binding("down", "move(0, 1)", "Pane below", show=False, id="pane-down"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="fleet")
+        self._pane_ids: tuple[str, ...] = ()
+        self._columns = 1
+        self._seen: dict[str, tuple[int, int, int]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader()
+        yield Grid(id="grid")
+        yield Footer()
+
+    # ---- layout
+
+    def on_resize(self, event: Resize) -> None:
+        self._reflow(event.size)
+
+    def _reflow(self, size: Size) -> None:
+        columns, rows = grid_shape(len(self._pane_ids), size.width)
+        self._columns = columns
+        grid = self.query_one("#grid", Grid)
+        grid.styles.grid_size_columns = columns
+        room = size.height - HEADER_H
+        fits_with_footer = (room - FOOTER_H) // rows >= PANE_MIN_H
+        fits = room // rows >= PANE_MIN_H
+        # The footer gives way when it alone would push the panes into scrolling.
+        self.query_one(Footer).display = fits_with_footer or not fits
+        grid.styles.grid_rows = "1fr" if fits else str(PANE_MIN_H)
+
+    def _ensure_panes(self, state: FleetState) -> None:
+        ids = tuple(state.endpoints)
+        if ids == self._pane_ids:
+            return
+        grid = self.query_one("#grid", Grid)
+        grid.remove_children()
+        grid.mount_all(GpuPane(endpoint) for endpoint in state.endpoints.values())
+        self._pane_ids = ids
+        self._seen.clear()
+        self._reflow(self.size)
+
+    # ---- drawing
+
+    def show_state(self, state: FleetState, now: float) -> None:
+        self._ensure_panes(state)
+        app = self.fleet_app
+        self.query_one(RunHeader).show(
+            run_readout(state, now, paused=app.paused, source_ended=app.source_ended)
+        )
+        tick = int(now * READOUT_HZ)
+        for pane in self.query(GpuPane):
+            endpoint = state.endpoints.get(pane.endpoint_id)
+            if endpoint is None:
+                continue
+            gpu_samples = endpoint.gpu.samples if endpoint.gpu else 0
+            key = (endpoint.version, gpu_samples, tick)
+            if self._seen.get(pane.endpoint_id) == key:
+                continue
+            if pane.show(pane_readout(endpoint, now)):
+                self._seen[pane.endpoint_id] = key
+
+    # ---- navigation
+
+    def on_gpu_pane_ready(self) -> None:
+        # A new pane draws as soon as it can, even if nothing changes meanwhile.
+        self.fleet_app.redraw()
+
+    def on_gpu_pane_selected(self, message: GpuPane.Selected) -> None:
+        self.fleet_app.open_detail(message.endpoint_id)
+
+    def _panes(self) -> list[GpuPane]:
+        return list(self.query(GpuPane))
+
+    def action_open_detail(self) -> None:
+        panes = self._panes()
+        focused = self.focused if isinstance(self.focused, GpuPane) else None
+        target = focused or (panes[0] if panes else None)
+        if target is not None:
+            self.fleet_app.open_detail(target.endpoint_id)
+
+    def action_move(self, dx: int, dy: int) -> None:
+        panes = self._panes()
+        if not panes:
+            return
+        current = panes.index(self.focused) if self.focused in panes else -1
+        if current < 0:
+            panes[0].focus()
+            return
+        row, column = divmod(current, self._columns)
+        column += dx
+        row += dy
+        index = row * self._columns + column
+        # Left and right stay within the row; up and down within the grid.
+        if 0 <= column < self._columns and 0 <= index < len(panes):
+            panes[index].focus()

@@ -1,0 +1,241 @@
+"""LeaderboardScreen: the seed's tables, live — quality per suite, speed against each class,
+throughput scaling — and what they imply: the quality/speed Pareto frontier and a route per task."""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.widgets import DataTable, Footer, Static
+from textual_plotext.plot import Plot
+
+from nvfp4_tui.state import FleetState
+from nvfp4_tui.tui import units
+from nvfp4_tui.tui.palette import CellStyles, cell_styles
+from nvfp4_tui.tui.plain_text import one_line
+from nvfp4_tui.tui.readouts import (
+    base_concurrency,
+    class_name,
+    pareto_points,
+    quality_table,
+    route_by_task,
+    short_labels,
+    speed_rows,
+    throughput_curves,
+)
+from nvfp4_tui.tui.screens.base import StateScreen
+from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, series_hex, series_rgb
+
+REDRAW_INTERVAL_S = 0.5
+
+
+def _right(text: str, style: str = "") -> Text:
+    return Text(text, style=style, justify="right")
+
+
+class LeaderboardScreen(StateScreen):
+    CSS_PATH = "leaderboard.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back", id="back")]
+
+    def __init__(self) -> None:
+        super().__init__(id="leaderboard")
+        self._key: tuple[object, ...] | None = None
+        self._drawn_t = -float("inf")
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="lb-head")
+        with VerticalScroll(id="lb-body"):
+            quality: DataTable = DataTable(id="quality", header_height=2, cursor_type="none")
+            yield quality
+            with Horizontal(id="lb-middle"):
+                yield DataTable(id="speed", cursor_type="none")
+                yield DataTable(id="routes", cursor_type="none")
+            yield Static(id="lb-legend")
+            with Horizontal(id="lb-charts"):
+                yield Chart("aggregate throughput (tok/s) by concurrency", id="chart-scaling")
+                yield Chart("quality vs decode tok/s at c=1, Pareto frontier", id="chart-pareto")
+        yield Footer()
+
+    def action_back(self) -> None:
+        self.app.switch_mode("fleet")
+
+    def show_state(self, state: FleetState, now: float) -> None:
+        finished_phases = sum(
+            p.state == "finished" for e in state.endpoints.values() for p in e.phase_progress()
+        )
+        key = (
+            state.run_id,
+            state.requests_done,
+            finished_phases,
+            tuple(state.endpoints),
+            self.app.theme,  # table cells carry the theme's colours
+        )
+        if key == self._key or time.monotonic() - self._drawn_t < REDRAW_INTERVAL_S:
+            return
+        self._key = key
+        self._drawn_t = time.monotonic()
+        labels = short_labels([e.info for e in state.endpoints.values()])
+        styles = cell_styles(self.app)
+        concurrency = base_concurrency(state)
+        at = units.DASH if concurrency is None else f"c={concurrency}"
+        self.query_one("#lb-head", Static).update(
+            Content.assemble(
+                ("Leaderboard", "bold"),
+                "  ",
+                one_line(state.run_name),
+                ("   quality = heuristic score 0–1, mean ±95% CI (n ≥ 3) and n;", "$text-muted"),
+                (f" speeds at {at}", "$text-muted"),
+            )
+        )
+        self._show_quality(state, labels, styles)
+        self._show_speed(state, labels, styles)
+        self._show_routes(state, labels, styles)
+        self._show_legend(state, labels)
+        self._show_scaling(state)
+        self._show_pareto(state, labels)
+
+    def _show_quality(self, state: FleetState, labels: dict[str, str], styles: CellStyles) -> None:
+        table = self.query_one("#quality", DataTable)
+        q = quality_table(state)
+        table.border_title = f"Quality by suite at c={q.concurrency} · best per row in bold"
+        table.clear(columns=True)
+        table.add_column(Text("suite"), key="suite")
+        for eid in q.endpoint_ids:
+            info = state.endpoints[eid].info
+            header = Text(f"{labels[eid]}\n", style="bold")
+            header.append(class_name(info.model_class), style=styles.muted)
+            table.add_column(header, key=eid)
+        for suite in q.suites:
+            cells: list[Text] = [Text(suite)]
+            best = q.best.get(suite, frozenset())
+            for eid in q.endpoint_ids:
+                stats = q.cell(suite, eid)
+                if stats is None or stats.mean is None:
+                    cells.append(_right(units.DASH, styles.muted))
+                    continue
+                cell = Text(justify="right")
+                cell.append(units.score(stats.mean), style=styles.best if eid in best else "")
+                cell.append(f" {units.score_ci(stats.ci95_half_width):<4}", style=styles.muted)
+                cell.append(f" {stats.n:>2}", style=styles.muted)
+                cells.append(cell)
+            table.add_row(*cells, key=suite)
+
+    def _show_speed(self, state: FleetState, labels: dict[str, str], styles: CellStyles) -> None:
+        table = self.query_one("#speed", DataTable)
+        rows, averages = speed_rows(state)
+        table.border_title = f"Speed (tok/s) at c={base_concurrency(state)} vs class average"
+        table.clear(columns=True)
+        table.add_column("endpoint", key="endpoint")
+        table.add_column("class", key="class")
+        table.add_column(_right("decode"), key="decode")
+        table.add_column(_right("e2e"), key="e2e")
+        for model_class in averages:
+            table.add_column(_right(f"vs {class_name(model_class)}"), key=f"vs-{model_class}")
+        fastest = max((r.decode_tps or 0.0 for r in rows), default=0.0)
+        for row in rows:
+            best = row.decode_tps is not None and row.decode_tps == fastest
+            table.add_row(
+                Text(labels[row.endpoint_id]),
+                Text(class_name(row.model_class), style=styles.muted),
+                _right(units.tps(row.decode_tps), styles.best if best else ""),
+                _right(units.tps(row.e2e_tps)),
+                *(_right(units.relative(row.vs_class.get(c))) for c in averages),
+            )
+        table.border_subtitle = "   ".join(
+            f"{class_name(c)} avg {units.tps(average)}" for c, average in averages.items()
+        )
+
+    def _show_routes(self, state: FleetState, labels: dict[str, str], styles: CellStyles) -> None:
+        table = self.query_one("#routes", DataTable)
+        table.border_title = "Route by task: the fastest within the best's 95% CI"
+        table.clear(columns=True)
+        for label, key in (
+            ("suite", "suite"),
+            ("route to", "pick"),
+            (_right("quality"), "quality"),
+            (_right("tok/s"), "tps"),
+            ("best", "best"),
+            (_right("95% CI"), "ci"),
+        ):
+            table.add_column(label, key=key)
+        for route in route_by_task(state):
+            ci = route.best_ci95
+            table.add_row(
+                Text(route.suite),
+                Text(labels[route.endpoint_id], style=styles.best),
+                _right(units.score(route.quality)),
+                _right(units.tps(route.decode_tps)),
+                Text(labels[route.best_id], style=styles.muted),
+                _right(
+                    units.DASH if ci is None else f"{units.score(ci[0])}–{units.score(ci[1])}",
+                    styles.muted,
+                ),
+            )
+
+    def _show_legend(self, state: FleetState, labels: dict[str, str]) -> None:
+        entries = [
+            Content.assemble(("━━ ", series_hex(index)), labels[eid])
+            for index, eid in enumerate(state.endpoints)
+        ]
+        self.query_one("#lb-legend", Static).update(Content("   ").join(entries))
+
+    def _show_scaling(self, state: FleetState) -> None:
+        curves = throughput_curves(state)
+        order = list(state.endpoints)
+
+        def paint(plt: Plot, colors: ChartColors) -> None:
+            levels = sorted({c for points in curves.values() for c, _ in points})
+            top = 0.0
+            for eid, points in curves.items():
+                if not points:
+                    continue
+                xs, ys = zip(*points, strict=True)
+                color = series_rgb(order.index(eid))
+                plt.plot(xs, ys, marker="braille", color=color)
+                plt.scatter(xs, ys, marker="●", color=color)
+                top = max(top, *ys)
+            if levels:
+                plt.xticks(levels, [f"c={c}" for c in levels])
+                plt.xlim(min(levels) - 0.3, max(levels) + 0.3)
+                plt.ylim(0, top * 1.1)
+            plt.xlabel("concurrency")
+
+        self.query_one("#chart-scaling", Chart).draw(
+            tuple((k, tuple(v)) for k, v in curves.items()), paint
+        )
+
+    def _show_pareto(self, state: FleetState, labels: dict[str, str]) -> None:
+        points = pareto_points(state)
+        order = list(state.endpoints)
+        frontier = sorted((p for p in points if p.on_frontier), key=lambda p: p.decode_tps)
+        chart = self.query_one("#chart-pareto", Chart)
+        chart.border_subtitle = (
+            "frontier: " + " → ".join(labels[p.endpoint_id] for p in frontier) if frontier else ""
+        )
+
+        def paint(plt: Plot, colors: ChartColors) -> None:
+            if len(frontier) > 1:
+                plt.plot(
+                    [p.decode_tps for p in frontier],
+                    [p.quality for p in frontier],
+                    marker="braille",
+                    color=colors.muted,
+                )
+            for p in points:
+                color = series_rgb(order.index(p.endpoint_id))
+                plt.scatter([p.decode_tps], [p.quality], marker="●", color=color)
+            if points:
+                speeds = [p.decode_tps for p in points]
+                qualities = [p.quality for p in points]
+                pad_x = max(1.0, (max(speeds) - min(speeds)) * 0.08)
+                pad_y = max(0.01, (max(qualities) - min(qualities)) * 0.15)
+                plt.xlim(min(speeds) - pad_x, max(speeds) + pad_x)
+                plt.ylim(min(qualities) - pad_y, max(qualities) + pad_y)
+            plt.xlabel("decode tok/s")
+
+        chart.draw(tuple(points), paint)

@@ -1,0 +1,1 @@
+"""Widgets the screens are built from: GPU panes, the run header, meters, charts."""

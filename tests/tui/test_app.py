@@ -1,0 +1,356 @@
+"""The app driven by the Pilot on the sample events: every key, every screen change, resizes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from textual.containers import Grid
+from textual.widgets import DataTable, Static
+
+from nvfp4_tui.events import (
+    EndpointInfo,
+    Event,
+    PhasePlan,
+    PhaseStarted,
+    RequestFinished,
+    RunStarted,
+)
+from nvfp4_tui.sources.fixed import FixedSource
+from nvfp4_tui.sources.sample_events import START_T
+from nvfp4_tui.tui.app import FleetApp
+from nvfp4_tui.tui.commands import FleetCommands
+from nvfp4_tui.tui.sample_app import sample_app, settle
+from nvfp4_tui.tui.screens.confirm_quit import ConfirmQuitScreen
+from nvfp4_tui.tui.screens.detail import DetailScreen
+from nvfp4_tui.tui.screens.fleet import FleetScreen, grid_shape
+from nvfp4_tui.tui.screens.help import HelpScreen
+from nvfp4_tui.tui.screens.leaderboard import LeaderboardScreen
+from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
+from nvfp4_tui.tui.widgets.run_header import RunHeader
+
+ENDPOINTS = 7
+
+
+def _panes(app: FleetApp) -> list[GpuPane]:
+    return list(app.screen.query(GpuPane))
+
+
+def _text(widget: Static) -> str:
+    return str(widget.render())
+
+
+async def test_fleet_shows_one_pane_per_endpoint_with_live_numbers() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        assert isinstance(app.screen, FleetScreen)
+        panes = _panes(app)
+        assert [p.endpoint_id for p in panes] == list(app.state.endpoints)
+        header = app.screen.query_one(RunHeader)
+        summary = str(header.query_one(".summary").render())
+        assert "demo-7gpu" in summary and "live" in summary and "1:50" in summary
+        assert "6 errors" in summary
+        phases = str(header.query_one(".phases").render())
+        assert "GPU0" in phases and "c4" in phases and "c1" in phases
+        huihui = app.screen.query_one("#pane-moe_huihui", GpuPane)
+        assert "http_4xx" in str(huihui.query_one(".errors").render())
+        for pane in panes:
+            assert pane._readout is not None and pane._readout.decode_tps is not None
+            assert pane._readout.vram_used_mib is not None
+
+
+async def test_all_seven_panes_fit_at_120x36_and_wider() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        for width, height, columns in ((120, 36, 4), (160, 48, 4), (240, 60, 7)):
+            await pilot.resize_terminal(width, height)
+            await pilot.pause()
+            grid = app.screen.query_one("#grid", Grid)
+            assert grid.styles.grid_size_columns == columns
+            assert grid.virtual_size.height <= grid.size.height, "no scrolling"
+            for pane in _panes(app):
+                region = pane.region
+                assert region.right <= width and region.bottom <= height
+                assert pane.size.width >= 26 and pane.size.height >= 15
+
+
+async def test_small_terminal_scrolls_the_grid() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, source)
+        grid = app.screen.query_one("#grid", Grid)
+        assert grid.styles.grid_size_columns == 2
+        assert grid.virtual_size.height > grid.size.height
+        assert all(p.size.width >= 26 for p in _panes(app))
+        await pilot.resize_terminal(240, 60)
+        await pilot.pause()
+        assert grid.styles.grid_size_columns == 7
+
+
+def test_grid_shape() -> None:
+    assert grid_shape(7, 120) == (4, 2)
+    assert grid_shape(7, 160) == (4, 2)
+    assert grid_shape(7, 240) == (7, 1)
+    assert grid_shape(7, 80) == (2, 4)
+    assert grid_shape(7, 20) == (1, 7)
+    assert grid_shape(1, 200) == (1, 1)
+
+
+async def test_enter_and_escape_open_and_close_the_detail() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("right", "right")  # first press focuses the first pane
+        assert app.focused is app.screen.query_one("#pane-moe_redhat")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.endpoint_id == "moe_redhat"
+        table = app.screen.query_one("#requests", DataTable)
+        assert table.row_count > 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)
+
+
+async def test_click_on_a_pane_opens_its_detail() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, source)
+        await pilot.click("#pane-dense_qwen35")
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.endpoint_id == "dense_qwen35"
+
+
+async def test_arrow_keys_move_between_panes_by_row_and_column() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("down")  # focuses the first pane
+        await pilot.press("down")
+        assert app.focused is app.screen.query_one("#pane-dense_qwopus")  # 4 columns: index 4
+        await pilot.press("right", "up")
+        assert app.focused is app.screen.query_one("#pane-moe_redhat")
+        await pilot.press("left", "left")  # the first column: left goes no further
+        assert app.focused is app.screen.query_one("#pane-moe_qwen36")
+
+
+async def test_leaderboard_grid_and_back() -> None:
+    app, source = sample_app(complete=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("l")
+        await pilot.pause()
+        assert isinstance(app.screen, LeaderboardScreen)
+        quality = app.screen.query_one("#quality", DataTable)
+        assert quality.row_count == 6  # one row per suite
+        assert len(quality.columns) == 1 + ENDPOINTS
+        routes = app.screen.query_one("#routes", DataTable)
+        assert routes.row_count == 6
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)
+        await pilot.press("l", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)
+
+
+async def test_g_leaves_a_detail_for_the_grid() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen)
+        await pilot.press("l")
+        await pilot.pause()
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)
+
+
+async def test_help_lists_every_binding() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("#keys", Static).render())
+        for binding_id in ("quit", "pause", "leaderboard", "grid", "help", "detail", "back"):
+            assert f"id {binding_id}" in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)
+
+
+async def test_p_pauses_and_resumes_the_run() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("p")
+        await pilot.pause()
+        assert source.commands == ["pause"]
+        app.redraw()
+        assert "paused" in str(app.screen.query_one(RunHeader).query_one(".summary").render())
+        await pilot.press("p")
+        await pilot.pause()
+        assert source.commands == ["pause", "resume"]
+
+
+async def test_p_does_nothing_without_a_live_run() -> None:
+    app, source = sample_app(complete=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("p")
+        await pilot.pause()
+        assert source.commands == []
+
+
+async def test_q_asks_while_the_run_is_going_and_can_be_cancelled() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmQuitScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)
+        assert not source.closed and app.is_running
+
+
+async def test_q_then_yes_stops_the_run_and_exits_0() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("q")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+    assert source.closed
+    assert app.return_code == 0
+
+
+async def test_q_after_the_run_finished_quits_at_once() -> None:
+    app, source = sample_app(complete=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("q")
+        await pilot.pause()
+    assert source.closed
+    assert app.return_code == 0
+
+
+async def test_command_palette_offers_every_action_and_each_detail() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        provider = FleetCommands(app.screen)
+        names = [hit.text async for hit in provider.discover()]
+        for name in ("Fleet grid", "Leaderboard", "Pause run", "Keys", "Quit"):
+            assert name in names
+        assert sum(name.startswith("Detail: GPU") for name in names) == ENDPOINTS
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"leaderboard")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, LeaderboardScreen)
+
+
+async def test_model_output_is_shown_as_plain_text() -> None:
+    info = EndpointInfo("e", "E", "http://127.0.0.1:1", "m", 0, "dense")
+    answer = "[bold]not markup[/bold] \x1b[31mred\x1b[0m\x1b]0;title\x07 done"
+    events: list[Event] = [
+        RunStarted(START_T, "r", "run", (info,), (PhasePlan("e", "math", 1, 1),)),
+        PhaseStarted(START_T + 1, "e", "math", 1, 0),
+        RequestFinished(
+            t=START_T + 1,
+            endpoint_id="e",
+            suite="math",
+            prompt_id="[red]p[/red]",
+            concurrency=1,
+            phase_index=0,
+            request_index=0,
+            status="ok",
+            queue_s=0.0,
+            ttft_s=0.1,
+            e2e_s=1.0,
+            tokens_out=10,
+            decode_tps=10.0,
+            answer_text=answer,
+            reasoning_text="think \x1b[2J hard",
+        ),
+    ]
+    source = FixedSource(events, linger=True)
+    app = FleetApp(source, clock=lambda: START_T + 3)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("enter")
+        await pilot.pause()
+        shown = app.screen.query_one("#answer-text", Static).render()
+        assert str(shown) == "[bold]not markup[/bold] red done"
+        thinking = app.screen.query_one("#reasoning-text", Static).render()
+        assert str(thinking) == "think  hard"
+        assert "[red]p[/red]" in str(app.screen.query_one("#answer-meta", Static).render())
+
+
+class _BrokenSource:
+    kind = "live"
+
+    async def batches(self) -> AsyncIterator[list[Event]]:
+        yield []
+        raise ConnectionResetError("worker went away")
+
+    async def command(self, name: str) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+async def test_a_failing_source_is_reported_not_fatal() -> None:
+    app = FleetApp(_BrokenSource(), clock=lambda: START_T)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.source_ended
+        assert app.source_error == "ConnectionResetError: worker went away"
+        assert app.is_running
+
+
+async def test_redraws_are_bounded_whatever_the_event_rate(monkeypatch) -> None:
+    # 2 minutes of run time in about a second: a batch every few milliseconds.
+    app, _ = sample_app()
+    source = FixedSource(app.source.events, speed=120, linger=True)
+    app.source = source
+    draws = 0
+    original = FleetScreen.show_state
+
+    def counting(self: FleetScreen, state, now) -> None:
+        nonlocal draws
+        draws += 1
+        original(self, state, now)
+
+    monkeypatch.setattr(FleetScreen, "show_state", counting)
+    async with app.run_test(size=(120, 36)):
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await asyncio.wait_for(source.drained.wait(), 30)
+        elapsed = loop.time() - started
+        batches = len(app.source.events)  # an upper bound on batches, for scale
+    assert draws <= elapsed * 10 + 10  # the refresh timer's rate, plus draws on mounting
+    assert draws < batches
+
+
+async def test_bindings_can_be_remapped_by_id() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        app.set_keymap({"leaderboard": "b"})
+        await pilot.press("b")
+        await pilot.pause()
+        assert isinstance(app.screen, LeaderboardScreen)

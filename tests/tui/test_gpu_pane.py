@@ -1,0 +1,74 @@
+"""What a pane says about missing, stale and fresh telemetry, and the header's run modes."""
+
+from __future__ import annotations
+
+from nvfp4_tui.events import (
+    EndpointInfo,
+    EndpointStatus,
+    GpuSample,
+    PhasePlan,
+    RunFinished,
+    RunStarted,
+    ServerSample,
+)
+from nvfp4_tui.state import FleetState
+from nvfp4_tui.tui.widgets.gpu_pane import _gpu, _server, pane_readout
+from nvfp4_tui.tui.widgets.run_header import run_readout
+
+T0 = 1_780_000_000.0
+
+
+def _state(*events) -> FleetState:
+    info = EndpointInfo("e", "E", "http://127.0.0.1:1", "m", 0, "moe")
+    state = FleetState()
+    state.apply(RunStarted(T0, "r", "run", (info,), (PhasePlan("e", "math", 1, 6),)))
+    state.apply_all(events)
+    return state
+
+
+def test_no_telemetry_reads_as_a_dash() -> None:
+    state = _state()
+    readout = pane_readout(state.endpoints["e"], T0 + 1)
+    assert readout.gpu_freshness == "none" and readout.server_freshness == "none"
+    assert [w.plain for w in _gpu(readout)] == ["GPU —  no telemetry"]
+    assert "no server metrics" in _server(readout)[0].plain
+
+
+def test_fresh_then_stale_telemetry() -> None:
+    sample = GpuSample(
+        T0 + 1,
+        0,
+        vram_used_mib=92316,
+        vram_total_mib=97887,
+        util_gpu_pct=97,
+        power_w=412,
+        temperature_c=68,
+    )
+    server = ServerSample(T0 + 1, "e", requests_waiting=2, kv_cache_pct=1.5)
+    state = _state(sample, server)
+    fresh = pane_readout(state.endpoints["e"], T0 + 2)
+    assert fresh.gpu_freshness == "ok" and fresh.server_freshness == "ok"
+    assert _gpu(fresh)[0].plain == "GPU util  97%   412 W   68 °C"
+    assert _server(fresh)[0].plain == "KV cache  1.5%   queue 2"
+    stale = pane_readout(state.endpoints["e"], T0 + 60)
+    assert stale.gpu_freshness == "stale" and stale.server_freshness == "stale"
+    assert all(w.plain.endswith("STALE") for w in _gpu(stale))
+    assert _server(stale)[0].plain.endswith("STALE")
+
+
+def test_down_endpoint_shows_why() -> None:
+    state = _state(EndpointStatus(T0 + 1, "e", "down", "connect: refused\nport 8016"))
+    readout = pane_readout(state.endpoints["e"], T0 + 2)
+    assert readout.status == "down"
+    assert readout.last_error == "connect: refused port 8016"
+
+
+def test_header_modes() -> None:
+    state = _state()
+    now = T0 + 5
+    assert run_readout(state, now, paused=False, source_ended=False).mode == "live"
+    assert run_readout(state, now, paused=True, source_ended=False).mode == "paused"
+    assert run_readout(state, now, paused=False, source_ended=True).mode == "ended"
+    state.apply(RunFinished(T0 + 6, "aborted", "cancelled"))
+    assert run_readout(state, now, paused=False, source_ended=True).mode == "aborted"
+    assert run_readout(FleetState(), now, paused=False, source_ended=False).mode == "waiting"
