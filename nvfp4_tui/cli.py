@@ -84,6 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     gpus = sub.add_parser("gpus", help="print the GPUs and metrics sources this host can see")
     gpus.add_argument("--profile", type=Path)
+    _add_snapshot_commands(sub)
+    for detachable in (demo, run):
+        detachable.add_argument(
+            "--detach",
+            action="store_true",
+            help="run in the background, surviving the terminal; prints how to follow it",
+        )
     return parser
 
 
@@ -136,11 +143,229 @@ def cmd_gpus(args: argparse.Namespace) -> int:
     return gpus_command(load_profile(args.profile) if args.profile else None)
 
 
+# ---- replay, follow, detach, export, report, import, compare
+
+
+def _speed(text: str) -> float | None:
+    from nvfp4_tui.sources.replay import parse_speed
+
+    try:
+        return parse_speed(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
+    replay = sub.add_parser("replay", help="play a recorded run through the monitor")
+    replay.add_argument("snapshot", type=Path)
+    replay.add_argument(
+        "--speed", type=_speed, default=1.0, help="x1, x2, x5, x10, x60 or max (default 1)"
+    )
+    replay.add_argument("--headless", action="store_true", help="no UI: the report and counts")
+
+    follow = sub.add_parser("follow", help="watch a run that another process is writing")
+    follow.add_argument(
+        "snapshot", type=Path, nargs="?", help="default: the newest running one under --root"
+    )
+    follow.add_argument("--root", type=Path, default=DEFAULT_OUT, help="default snapshots/")
+    follow.add_argument(
+        "--headless",
+        action="store_true",
+        help="no UI: progress lines, then the summary; exit 0 complete, 1 aborted",
+    )
+
+    export = sub.add_parser("export", help="write a snapshot as Parquet, CSV, JSON or Markdown")
+    export.add_argument("snapshot", type=Path)
+    export.add_argument("--format", required=True, choices=("parquet", "csv", "json", "markdown"))
+    export.add_argument(
+        "--out", type=Path, required=True, help="a directory (parquet, csv) or a file"
+    )
+
+    report = sub.add_parser("report", help="print a snapshot's leaderboard, tables and charts")
+    report.add_argument("snapshot", type=Path)
+    report.add_argument("--format", default="text", choices=("text", "json", "markdown"))
+
+    legacy = sub.add_parser("import", help="turn the seed script's benchmark JSON into a snapshot")
+    legacy.add_argument("legacy", type=Path, metavar="LEGACY.json")
+    legacy.add_argument("--out", type=Path, required=True, help="the new snapshot directory")
+
+    compare = sub.add_parser("compare", help="what changed from run A to run B, with significance")
+    compare.add_argument("a", type=Path)
+    compare.add_argument("b", type=Path)
+    compare.add_argument("--format", default="text", choices=("text", "markdown"))
+
+
+def _snapshot_errors_are_usage(action: Callable[[], int]) -> int:
+    from nvfp4_tui.store.manifest import SnapshotError
+
+    try:
+        return action()
+    except SnapshotError as e:
+        raise UsageError(str(e)) from None
+
+
+def _run_source_ui(source, title: str) -> int:
+    from nvfp4_tui.tui import launch as tui_launch
+
+    run_source_ui = getattr(tui_launch, "run_source_ui", None)
+    if run_source_ui is None:
+        raise UsageError(
+            f"{title}: the monitor cannot show this source yet in this build; use --headless"
+        )
+    return run_source_ui(source, title)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    def replay() -> int:
+        from nvfp4_tui.report import render_snapshot
+        from nvfp4_tui.sources.replay import ReplaySource
+        from nvfp4_tui.store.reader import open_snapshot
+
+        snapshot = open_snapshot(args.snapshot)
+        for warning in snapshot.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if args.headless:
+            print(render_snapshot(snapshot, "text"))
+            print(
+                f"{len(snapshot.events())} events; run {snapshot.status}; snapshot: {snapshot.path}"
+            )
+            return 0
+        source = ReplaySource(snapshot, speed=args.speed)
+        return _run_source_ui(source, f"replay {snapshot.run_id}")
+
+    return _snapshot_errors_are_usage(replay)
+
+
+async def _follow_headless(source) -> None:
+    from nvfp4_tui.launch import PhasePrinter
+
+    printer = PhasePrinter()
+    async for batch in source.batches():
+        for event in batch:
+            printer(event)
+
+
+def cmd_follow(args: argparse.Namespace) -> int:
+    def follow() -> int:
+        import asyncio
+
+        from nvfp4_tui.report import render
+        from nvfp4_tui.sources.follow import FollowSource, find_newest_running
+        from nvfp4_tui.store.manifest import read_manifest
+
+        path = args.snapshot or find_newest_running(args.root)
+        if path is None:
+            raise UsageError(
+                f"no running snapshot under {args.root}; name one: nvfp4-tui follow SNAPSHOT"
+            )
+        manifest = read_manifest(path)
+        source = FollowSource(path)
+        if not args.headless:
+            return _run_source_ui(source, f"follow {manifest['run_id']}")
+        print(f"following {path} (run {manifest['status']})", flush=True)
+        asyncio.run(_follow_headless(source))
+        print(render(path, detail=False))
+        print(f"run {source.status}; snapshot: {path}")
+        return 0 if source.status == "complete" else 1
+
+    return _snapshot_errors_are_usage(follow)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    def export() -> int:
+        from nvfp4_tui.store.export import export_snapshot
+
+        for path in export_snapshot(args.snapshot, args.format, args.out):
+            print(path)
+        return 0
+
+    return _snapshot_errors_are_usage(export)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    def report() -> int:
+        from nvfp4_tui.report import render
+
+        print(render(args.snapshot, args.format))
+        return 0
+
+    return _snapshot_errors_are_usage(report)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    def legacy_import() -> int:
+        from nvfp4_tui.store.legacy import LegacyError, import_legacy
+
+        try:
+            path = import_legacy(args.legacy, args.out)
+        except LegacyError as e:
+            raise UsageError(str(e)) from None
+        print(f"snapshot: {path}")
+        print(f"report:   nvfp4-tui report {path}")
+        return 0
+
+    return _snapshot_errors_are_usage(legacy_import)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    def compare() -> int:
+        from nvfp4_tui.compare import compare_snapshots, render_comparison
+        from nvfp4_tui.store.reader import open_snapshot
+
+        comparison = compare_snapshots(open_snapshot(args.a), open_snapshot(args.b))
+        print(render_comparison(comparison, args.format))
+        return 0
+
+    return _snapshot_errors_are_usage(compare)
+
+
+def cmd_run_or_detach(args: argparse.Namespace) -> int:
+    if not args.detach:
+        return cmd_run(args)
+    if args.headless:
+        raise UsageError("--detach and --headless: choose one (a detached run has no terminal)")
+    from nvfp4_tui.detach import DetachError, detach_run, print_detached
+
+    try:
+        print_detached(detach_run(_load_profile(args), args.out))
+    except DetachError as e:
+        print(f"nvfp4-tui: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_demo_or_detach(args: argparse.Namespace) -> int:
+    if not args.detach:
+        return cmd_demo(args)
+    if args.headless:
+        raise UsageError("--detach and --headless: choose one (a detached run has no terminal)")
+    from nvfp4_tui.detach import DetachError, detach_demo, print_detached
+
+    try:
+        detached = detach_demo(
+            _load_profile(args),
+            args.out,
+            time_scale=args.time_scale,
+            gpu_telemetry=args.gpu_telemetry,
+        )
+    except DetachError as e:
+        print(f"nvfp4-tui: {e}", file=sys.stderr)
+        return 1
+    print_detached(detached)
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "demo": cmd_demo,
-    "run": cmd_run,
+    "demo": cmd_demo_or_detach,
+    "run": cmd_run_or_detach,
     "sim": cmd_sim,
     "gpus": cmd_gpus,
+    "replay": cmd_replay,
+    "follow": cmd_follow,
+    "export": cmd_export,
+    "report": cmd_report,
+    "import": cmd_import,
+    "compare": cmd_compare,
 }
 
 

@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 EndpointStatusKind = Literal["waiting", "warmup", "running", "paused", "done", "error", "down"]
 RequestStatus = Literal["ok", "incomplete", "error"]
-ErrorKind = Literal["http_4xx", "http_5xx", "timeout", "connect", "protocol", "reset"]
+# "suspect" marks rows a legacy script recorded as 0 tokens with no error (silent failures).
+ErrorKind = Literal["http_4xx", "http_5xx", "timeout", "connect", "protocol", "reset", "suspect"]
 RunStatus = Literal["running", "complete", "aborted"]
 
 
@@ -123,6 +124,10 @@ class RequestFinished:
     error_message: str | None = None
     score_heuristic: float | None = None
     score_heuristic_detail: str | None = None
+    score_verified: float | None = None  # the suite's verifying scorer (nvfp4_tui.scoring.verify)
+    score_verified_detail: str | None = None
+    score_judge: float | None = None  # an LLM judge's rubric score, when a profile asks for one
+    score_judge_detail: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -127,6 +127,11 @@ class Profile:
     def suites_dir(self) -> Path:
         return self.path.parent / "suites"
 
+    def with_gpus(self, gpus: dict[str, int]) -> Profile:
+        """The profile with endpoints' GPUs replaced by resolved indices (UUID or "auto")."""
+        endpoints = tuple(replace(e, gpu=gpus.get(e.id, e.gpu)) for e in self.endpoints)
+        return replace(self, endpoints=endpoints)
+
     def with_telemetry(self, telemetry: str) -> Profile:
         """Every endpoint's GPU telemetry from one kind of source ("sim" only where simulated)."""
         endpoints = tuple(

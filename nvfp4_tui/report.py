@@ -1,4 +1,9 @@
-"""The leaderboard of a snapshot as rows and as the seed's tables (text, markdown or JSON)."""
+"""The leaderboard of a snapshot as rows and as the seed's tables (text, markdown or JSON).
+
+Rows a legacy script recorded with 0 output tokens and no error (its silent HTTP failures) are
+imported as ``status="error"``, ``error_kind="suspect"``: they are counted in ``suspect``, apart
+from real errors, and never averaged as zero scores.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,21 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import plotext as plt
 import polars as pl
 
 from nvfp4_tui.events import EndpointInfo, Event, PhaseFinished, RunStarted
-from nvfp4_tui.store.reader import open_snapshot
+from nvfp4_tui.store.legacy import SUSPECT_ERROR_KIND
+from nvfp4_tui.store.reader import Snapshot, open_snapshot
 from nvfp4_tui.tables import format_table
+
+REPORT_FORMATS = ("text", "json", "markdown")
+CHART_WIDTH = 72
+CHART_HEIGHT = 18
+# One marker per endpoint: the chart must read without colour in a CI log.
+CHART_MARKERS = "o+x*#@%&$=~^"
+
+Table = tuple[str, list[str], list[list[str]]]  # title, headers, rows
 
 
 @dataclass(frozen=True)
@@ -44,26 +59,26 @@ def _phase_throughput(events: Sequence[Event]) -> dict[tuple[str, str, int], flo
 
 
 def leaderboard_rows(requests: pl.DataFrame, events: Sequence[Event]) -> list[LeaderboardRow]:
-    """Per endpoint, suite and concurrency: quality, speed, TTFT, throughput and error counts."""
+    """Per endpoint, suite and concurrency: quality, speed, TTFT, throughput and error counts.
+
+    Rows come by endpoint (in the run's order), then concurrency, then suite in plan order.
+    """
     if requests.is_empty():
         return []
-    suspect = (pl.col("status") == "error") & (pl.col("error_kind") == "suspect")
+    suspect = (pl.col("status") == "error") & (pl.col("error_kind") == SUSPECT_ERROR_KIND)
     ok = pl.col("status") != "error"
-    grouped = (
-        requests.group_by("endpoint_id", "suite", "concurrency", maintain_order=True)
-        .agg(
-            n=ok.sum(),
-            quality_mean=pl.col("score_heuristic").filter(ok).mean(),
-            e2e_tps_mean=pl.col("e2e_tps").filter(ok).mean(),
-            decode_tps_mean=pl.col("decode_tps").filter(ok).mean(),
-            ttft_p50_s=pl.col("ttft_s").filter(ok).median(),
-            errors=((pl.col("status") == "error") & ~suspect).sum(),
-            suspect=suspect.sum(),
-        )
-        .sort("endpoint_id", "concurrency", "suite", maintain_order=True)
+    grouped = requests.group_by("endpoint_id", "suite", "concurrency", maintain_order=True).agg(
+        n=ok.sum(),
+        quality_mean=pl.col("score_heuristic").filter(ok).mean(),
+        e2e_tps_mean=pl.col("e2e_tps").filter(ok).mean(),
+        decode_tps_mean=pl.col("decode_tps").filter(ok).mean(),
+        ttft_p50_s=pl.col("ttft_s").filter(ok).median(),
+        errors=((pl.col("status") == "error") & ~suspect.fill_null(False)).sum(),
+        suspect=suspect.fill_null(False).sum(),
     )
     throughput = _phase_throughput(events)
-    order = {e.id: i for i, e in enumerate(endpoints_of(events))}
+    endpoint_order = {e.id: i for i, e in enumerate(endpoints_of(events))}
+    suite_order = {suite: i for i, suite in enumerate(_plan_suites(events, requests))}
     rows = [
         LeaderboardRow(
             endpoint=r["endpoint_id"],
@@ -80,7 +95,21 @@ def leaderboard_rows(requests: pl.DataFrame, events: Sequence[Event]) -> list[Le
         )
         for r in grouped.iter_rows(named=True)
     ]
-    return sorted(rows, key=lambda r: (order.get(r.endpoint, len(order)), r.concurrency, r.suite))
+    return sorted(
+        rows,
+        key=lambda r: (
+            endpoint_order.get(r.endpoint, len(endpoint_order)),
+            r.endpoint,
+            r.concurrency,
+            suite_order[r.suite],
+        ),
+    )
+
+
+def _plan_suites(events: Sequence[Event], requests: pl.DataFrame) -> list[str]:
+    """Suites in the order the run planned them, then any seen only in the requests."""
+    planned = [p.suite for e in events if isinstance(e, RunStarted) for p in e.phases]
+    return list(dict.fromkeys([*planned, *requests.get_column("suite").to_list()]))
 
 
 def endpoints_of(events: Sequence[Event]) -> tuple[EndpointInfo, ...]:
@@ -96,14 +125,14 @@ def _fmt(value: float | None, spec: str) -> str:
 
 def summary_tables(
     rows: Sequence[LeaderboardRow], endpoints: Sequence[EndpointInfo], events: Sequence[Event]
-) -> list[tuple[str, list[str], list[list[str]]]]:
+) -> list[Table]:
     """The seed's tables: quality at c=1, speed vs class, aggregate throughput, errors."""
     labels = {e.id: e.label for e in endpoints}
     ids = [e.id for e in endpoints] or sorted({r.endpoint for r in rows})
     base = min((r.concurrency for r in rows), default=1)
     at_base = {(r.endpoint, r.suite): r for r in rows if r.concurrency == base}
     suites = list(dict.fromkeys(r.suite for r in rows))
-    tables = []
+    tables: list[Table] = []
 
     quality = [
         [suite, *(_fmt(getattr(at_base.get((i, suite)), "quality_mean", None), ".2f") for i in ids)]
@@ -174,6 +203,98 @@ def summary_tables(
     return tables
 
 
+def leaderboard_table(rows: Sequence[LeaderboardRow], endpoints: Sequence[EndpointInfo]) -> Table:
+    """Every cell of the leaderboard, one line each."""
+    labels = {e.id: e.label for e in endpoints}
+    body = [
+        [
+            labels.get(r.endpoint, r.endpoint),
+            r.suite,
+            str(r.concurrency),
+            str(r.n),
+            _fmt(r.quality_mean, ".3f"),
+            _fmt(r.decode_tps_mean, ".1f"),
+            _fmt(r.e2e_tps_mean, ".1f"),
+            _fmt(r.ttft_p50_s, ".3f"),
+            _fmt(r.throughput_tps, ".1f"),
+            str(r.errors),
+            str(r.suspect),
+        ]
+        for r in rows
+    ]
+    headers = [
+        "endpoint",
+        "suite",
+        "c",
+        "n",
+        "quality",
+        "decode tok/s",
+        "e2e tok/s",
+        "TTFT p50 s",
+        "agg tok/s",
+        "errors",
+        "suspect",
+    ]
+    return ("Leaderboard", headers, body)
+
+
+def vram_table(gpu: pl.DataFrame, endpoints: Sequence[EndpointInfo]) -> Table | None:
+    """VRAM per GPU as nvidia-smi reports it (MiB): the last sample and the peak of the run."""
+    samples = gpu.filter(pl.col("vram_used_mib").is_not_null())
+    if samples.is_empty():
+        return None
+    per_gpu = (
+        samples.sort("t")
+        .group_by("gpu")
+        .agg(
+            last_mib=pl.col("vram_used_mib").last(),
+            peak_mib=pl.col("vram_used_mib").max(),
+        )
+        .sort("gpu")
+    )
+    by_gpu = {e.gpu: e for e in endpoints if e.gpu is not None}
+    body = []
+    for r in per_gpu.iter_rows(named=True):
+        info = by_gpu.get(r["gpu"])
+        body.append(
+            [
+                str(r["gpu"]),
+                info.label if info else "—",
+                info.model_class if info else "—",
+                f"{r['last_mib']:,.0f}",
+                f"{r['peak_mib']:,.0f}",
+            ]
+        )
+    return ("VRAM used (MiB)", ["GPU", "endpoint", "class", "last", "peak"], body)
+
+
+def throughput_chart(events: Sequence[Event], endpoints: Sequence[EndpointInfo]) -> str | None:
+    """Aggregate throughput against concurrency, one line per endpoint, as plain text."""
+    phase_tps = _throughput_by_level(events)
+    if not phase_tps:
+        return None
+    levels = sorted({c for _, c in phase_tps})
+    ids = [e.id for e in endpoints] or sorted({i for i, _ in phase_tps})
+    labels = {e.id: e.label for e in endpoints}
+    plt.clear_figure()
+    plt.theme("clear")
+    plt.plotsize(CHART_WIDTH, CHART_HEIGHT)
+    for n, endpoint_id in enumerate(ids):
+        points = [(c, phase_tps[(endpoint_id, c)]) for c in levels if (endpoint_id, c) in phase_tps]
+        if not points:
+            continue
+        xs, ys = zip(*points, strict=True)
+        marker = CHART_MARKERS[n % len(CHART_MARKERS)]
+        plt.plot(list(xs), list(ys), label=labels.get(endpoint_id, endpoint_id), marker=marker)
+    plt.xticks(levels)
+    plt.title("Aggregate throughput vs concurrency")
+    plt.xlabel("concurrency")
+    plt.ylabel("tok/s")
+    text = plt.uncolorize(plt.build())
+    plt.clear_figure()
+    return "\n".join(line.rstrip() for line in text.splitlines())
+
+
 def _mean(values: Sequence[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return sum(present) / len(present) if present else None
@@ -189,18 +310,47 @@ def _throughput_by_level(events: Sequence[Event]) -> dict[tuple[str, int], float
     return {k: tokens[k] / wall[k] for k in tokens if wall[k] > 0}
 
 
-def render(snapshot_path: Path, fmt: str = "text") -> str:
-    snapshot = open_snapshot(snapshot_path)
+def snapshot_rows(snapshot: Snapshot) -> list[LeaderboardRow]:
+    return leaderboard_rows(snapshot.requests(), snapshot.events())
+
+
+def report_tables(snapshot: Snapshot, *, detail: bool = True) -> list[Table]:
+    """The seed's tables, then (with ``detail``) the VRAM table and the full leaderboard."""
     events = snapshot.events()
     rows = leaderboard_rows(snapshot.requests(), events)
+    endpoints = endpoints_of(events)
+    tables = summary_tables(rows, endpoints, events)
+    if detail:
+        vram = vram_table(snapshot.gpu(), endpoints)
+        if vram is not None:
+            tables.append(vram)
+        tables.append(leaderboard_table(rows, endpoints))
+    return tables
+
+
+def render_snapshot(snapshot: Snapshot, fmt: str = "text", *, detail: bool = True) -> str:
+    """The report of an open snapshot: ``text`` (tables and a chart), ``markdown`` or ``json``."""
+    if fmt not in REPORT_FORMATS:
+        raise ValueError(f"report format must be one of {list(REPORT_FORMATS)}, got {fmt!r}")
     if fmt == "json":
-        return json.dumps([asdict(r) for r in rows], indent=1)
-    tables = summary_tables(rows, endpoints_of(events), events)
-    return "\n\n".join(
-        format_table(headers, body, title=title, markdown=fmt == "markdown")
-        for title, headers, body in tables
-    )
+        return json.dumps([asdict(r) for r in snapshot_rows(snapshot)], indent=1)
+    markdown = fmt == "markdown"
+    parts = [
+        format_table(headers, body, title=title, markdown=markdown)
+        for title, headers, body in report_tables(snapshot, detail=detail)
+    ]
+    if detail and not markdown:
+        events = snapshot.events()
+        chart = throughput_chart(events, endpoints_of(events))
+        if chart is not None:
+            parts.append(chart)
+    return "\n\n".join(parts)
+
+
+def render(snapshot_path: Path, fmt: str = "text", *, detail: bool = True) -> str:
+    return render_snapshot(open_snapshot(snapshot_path), fmt, detail=detail)
 
 
 def print_summary(snapshot_path: Path) -> None:
-    print(render(snapshot_path))
+    """The seed's tables alone: what `run --headless` prints when the run ends."""
+    print(render(snapshot_path, detail=False))

@@ -17,7 +17,8 @@ def _pad(text: str, width: int, right: bool) -> str:
 
 
 def _numeric(text: str) -> bool:
-    return text.replace(".", "", 1).replace("-", "", 1).replace("+", "", 1).rstrip("%").isdigit()
+    digits = text.replace(",", "").replace(".", "", 1).replace("-", "", 1).replace("+", "", 1)
+    return digits.rstrip("%").isdigit()
 
 
 def format_table(

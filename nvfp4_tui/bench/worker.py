@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import signal
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,12 +113,20 @@ async def _read_commands(session: Session, main_task: asyncio.Task) -> None:
             return
 
 
-async def _main(spec: WorkerSpec, events_fd: int) -> int:
-    from nvfp4_tui.launch import gpu_sources_for_run
+def _stdin_is_pipe() -> bool:
+    """Commands come only over a pipe or socket; /dev/null or a terminal means none will."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
-    profile = spec.profile()
+
+async def _main(spec: WorkerSpec, events_fd: int) -> int:
+    from nvfp4_tui.launch import telemetry_for_run
+
+    profile, sources, messages = telemetry_for_run(spec.profile(), spec.gpu_telemetry)
     suites = load_suites(profile.suites_dir, profile.run.suites)
-    sources, messages = gpu_sources_for_run(profile, spec.gpu_telemetry)
     pipe = PipeWriter(events_fd)
     session = Session(
         profile,

@@ -29,6 +29,7 @@ from nvfp4_tui.store.schema import (
     empty_frame,
     frame_to_events,
     schema_problem,
+    upgrade_frame,
 )
 from nvfp4_tui.store.writer import compacted_name, list_parts
 
@@ -64,6 +65,7 @@ def _read_file(path: Path, table: str) -> pl.DataFrame | str:
         if len(text) > _PROBLEM_MAX_CHARS:
             text = text[: _PROBLEM_MAX_CHARS - 1] + "…"
         return f"not readable as Parquet ({text})"
+    frame = upgrade_frame(table, frame)
     problem = schema_problem(table, frame)
     if problem is not None:
         return f"wrong schema for table {table!r}: {problem}"
@@ -113,6 +115,7 @@ def _read_all_at_once(parts: list[Path], table: str) -> pl.DataFrame | None:
         raise _Vanished(str(parts[0].parent)) from None
     except (Exception, pl.exceptions.PanicException):
         return None
+    frame = upgrade_frame(table, frame)
     if schema_problem(table, frame) is not None:
         return None
     return frame.select(SCHEMAS[table].names())

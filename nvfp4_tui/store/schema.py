@@ -122,6 +122,29 @@ def events_to_frame(table: str, batch: list[Event]) -> pl.DataFrame:
     return _with_ts(frame).select(schema.names())
 
 
+def _optional_columns(table: str) -> frozenset[str]:
+    if table not in ROW_TABLES:
+        return frozenset()
+    return frozenset(f.name for f in fields(ROW_TABLES[table]) if f.default is None)
+
+
+OPTIONAL_COLUMNS: dict[str, frozenset[str]] = {name: _optional_columns(name) for name in TABLES}
+
+
+def upgrade_frame(table: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """A frame written before optional columns were added, with those columns as nulls.
+
+    Fields added to an event later (with a default of None) must not make older snapshots
+    unreadable; anything else missing is still a schema problem.
+    """
+    missing = [
+        pl.lit(None, dtype).alias(name)
+        for name, dtype in SCHEMAS[table].items()
+        if name not in frame.schema and name in OPTIONAL_COLUMNS[table]
+    ]
+    return frame.with_columns(missing) if missing else frame
+
+
 def schema_problem(table: str, frame: pl.DataFrame) -> str | None:
     """Why ``frame`` cannot be read as ``table`` (a missing or mistyped column), else None."""
     found = frame.schema

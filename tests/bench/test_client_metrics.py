@@ -48,6 +48,10 @@ def test_measurement_fields_are_request_finished_less_its_context() -> None:
         "request_index",
         "score_heuristic",
         "score_heuristic_detail",
+        "score_verified",
+        "score_verified_detail",
+        "score_judge",
+        "score_judge_detail",
     }
     row_fields = [f.name for f in fields(RequestFinished) if f.name not in context]
     assert [f.name for f in fields(Measurement)] == row_fields

@@ -66,6 +66,10 @@ PINNED_REQUESTS_SCHEMA: list[tuple[str, pl.DataType]] = [
     ("error_message", pl.String()),
     ("score_heuristic", pl.Float64()),
     ("score_heuristic_detail", pl.String()),
+    ("score_verified", pl.Float64()),
+    ("score_verified_detail", pl.String()),
+    ("score_judge", pl.Float64()),
+    ("score_judge_detail", pl.String()),
 ]
 
 
@@ -203,3 +207,23 @@ def test_gpu_rows_round_trip(batch: list[GpuSample]) -> None:
 def test_server_rows_round_trip(batch: list[ServerSample]) -> None:
     frame = parquet_round_trip(events_to_frame("server", batch))
     assert [repr(e) for e in frame_to_events("server", frame)] == [repr(e) for e in batch]
+
+
+def test_a_snapshot_written_before_optional_columns_existed_still_reads(tmp_path) -> None:
+    from nvfp4_tui.store.reader import open_snapshot
+    from nvfp4_tui.store.schema import OPTIONAL_COLUMNS
+
+    assert {"score_verified", "score_judge"} <= OPTIONAL_COLUMNS["requests"]
+    writer_root = tmp_path / "snap"
+    (writer_root / "requests").mkdir(parents=True)
+    (writer_root / "manifest.json").write_text(
+        '{"schema_version": 1, "run_id": "snap", "status": "complete"}'
+    )
+    frame = events_to_frame("requests", [request_event(0)]).drop(
+        "score_verified", "score_verified_detail"
+    )
+    frame.write_parquet(writer_root / "requests.parquet")
+    snapshot = open_snapshot(writer_root)
+    requests = snapshot.requests()
+    assert snapshot.warnings == []
+    assert requests.height == 1 and requests.get_column("score_verified").to_list() == [None]

@@ -1,0 +1,69 @@
+"""The replay, follow and detach command lines; the shipped sample snapshot replays."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from nvfp4_tui.cli import main
+from nvfp4_tui.sources.replay import ReplaySource
+from nvfp4_tui.state import FleetState
+
+from .builders import timeline_run, write_events
+
+SAMPLE = Path(__file__).resolve().parents[2] / "snapshots" / "sample-demo"
+
+
+async def test_the_shipped_sample_replays_to_a_complete_run() -> None:
+    source = ReplaySource(SAMPLE, speed=None, hold_at_end=False)
+    state = FleetState()
+    async with asyncio.timeout(30):
+        async for batch in source.batches():
+            state.apply_all(batch)
+    assert source.run_status == "complete" and state.status == "complete"
+    assert len(state.endpoints) == 7 and state.dropped == 0
+    suites = {row.suite for e in state.endpoints.values() for row in e.leaderboard()}
+    assert suites == {"english", "japanese", "math", "coding", "design", "tool_call"}
+    assert {row.concurrency for e in state.endpoints.values() for row in e.leaderboard()} == {1, 4}
+    assert all(track.samples for track in state.gpus.values())
+    assert sum(p.stat().st_size for p in SAMPLE.rglob("*")) < 1_000_000
+
+
+def test_replay_headless_prints_the_report_and_the_event_count(capsys) -> None:
+    assert main(["replay", str(SAMPLE), "--headless"]) == 0
+    out = capsys.readouterr().out
+    assert "Quality (concurrency 1)" in out and "Leaderboard" in out
+    assert out.rstrip().endswith(f"run complete; snapshot: {SAMPLE}")
+    assert " events; " in out.splitlines()[-1]
+
+
+def test_bad_replay_arguments_are_one_line(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["replay", str(SAMPLE), "--speed", "fast"])
+    assert exit_.value.code == 2
+    assert "speed: expected a number > 0 or 'max'" in capsys.readouterr().err
+    assert main(["replay", str(tmp_path), "--headless"]) == 2
+    assert "not a snapshot directory" in capsys.readouterr().err
+
+
+def test_follow_without_a_running_snapshot_says_so(tmp_path: Path, capsys) -> None:
+    write_events(tmp_path, "finished", timeline_run(3))
+    assert main(["follow", "--root", str(tmp_path), "--headless"]) == 2
+    assert f"no running snapshot under {tmp_path}" in capsys.readouterr().err
+
+
+def test_follow_headless_on_a_finished_run_prints_its_phases_and_summary(
+    tmp_path: Path, capsys
+) -> None:
+    path = write_events(tmp_path, "done", timeline_run(5), close="aborted")
+    assert main(["follow", str(path), "--headless"]) == 1  # it ended aborted
+    out = capsys.readouterr().out
+    assert "a                english    c1" in out
+    assert out.rstrip().endswith(f"run aborted; snapshot: {path}")
+
+
+def test_detach_and_headless_exclude_each_other(capsys) -> None:
+    assert main(["demo", "--detach", "--headless"]) == 2
+    assert "--detach and --headless" in capsys.readouterr().err

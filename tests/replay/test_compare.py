@@ -1,0 +1,95 @@
+"""compare: a planted difference is found and marked; noise is not."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from nvfp4_tui.cli import main
+from nvfp4_tui.compare import compare_snapshots, holm_adjust, mann_whitney_u, match_endpoints
+from nvfp4_tui.store.reader import open_snapshot
+
+from .builders import endpoint, noisy_run, write_events
+
+PLANTED = {("b", "math"): {"quality": 0.12}, ("c", "english"): {"decode_tps": -12.0}}
+
+
+def test_mann_whitney_matches_hand_computed_values() -> None:
+    # No ties: U=0, var = 3*3/12*7, z = (4.5 - 0.5)/sqrt(5.25).
+    result = mann_whitney_u([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    assert result.u == 0.0
+    assert result.p_value == pytest.approx(math.erfc(4 / math.sqrt(5.25) / math.sqrt(2)))
+    assert result.p_value == pytest.approx(0.0808556, abs=1e-6)
+    # Ties: ranks 2,2,2,5,5,5; U=3; var = 9/12 * (7 - 48/30) = 4.05.
+    tied = mann_whitney_u([1.0, 1.0, 2.0], [1.0, 2.0, 2.0])
+    assert tied.u == 3.0
+    assert tied.p_value == pytest.approx(math.erfc(1 / math.sqrt(4.05) / math.sqrt(2)))
+    assert mann_whitney_u([2.0, 2.0], [2.0, 2.0]).p_value == 1.0
+    with pytest.raises(ValueError):
+        mann_whitney_u([], [1.0])
+
+
+def test_holm_adjustment() -> None:
+    assert holm_adjust([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm_adjust([]) == []
+
+
+def test_endpoints_match_by_id_then_label() -> None:
+    a = [endpoint("x", 0, "Same"), endpoint("y", 1, "Label Y"), endpoint("z", 2, "Only A")]
+    b = [endpoint("x", 0, "Renamed"), endpoint("y2", 1, "Label Y"), endpoint("w", 3, "Only B")]
+    pairs, only_a, only_b = match_endpoints(a, b)
+    assert [(x.id, y.id) for x, y in pairs] == [("x", "x"), ("y", "y2")]
+    assert [e.id for e in only_a] == ["z"] and [e.id for e in only_b] == ["w"]
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> tuple[Path, Path, Path]:
+    base = write_events(tmp_path, "base", noisy_run("base", seed=1))
+    same = write_events(tmp_path, "same", noisy_run("same", seed=2))
+    shifted = write_events(tmp_path, "shifted", noisy_run("shifted", seed=3, shift=PLANTED))
+    return base, same, shifted
+
+
+def test_the_planted_difference_is_found_and_nothing_else(runs) -> None:
+    base, _, shifted = runs
+    comparison = compare_snapshots(open_snapshot(base), open_snapshot(shifted))
+    assert comparison.tests == 9 * 3
+    found = {
+        (cell.endpoint_a, cell.suite, change.metric.name) for cell, change in comparison.significant
+    }
+    assert found == {("b", "math", "quality"), ("c", "english", "decode_tps")}
+    for _cell, change in comparison.significant:
+        assert change.n_a == change.n_b == 24
+        assert change.p_adjusted is not None and change.p_adjusted < 0.05
+        if change.metric.name == "quality":
+            assert change.delta == pytest.approx(0.12, abs=0.04)
+        else:
+            assert change.delta == pytest.approx(-12.0, abs=4.0)
+
+
+def test_two_runs_of_the_same_distribution_show_no_change(runs) -> None:
+    base, same, _ = runs
+    comparison = compare_snapshots(open_snapshot(base), open_snapshot(same))
+    assert comparison.significant == ()
+    assert all(change.p_value is not None for cell in comparison.cells for change in cell.changes)
+
+
+def test_small_cells_are_not_tested(tmp_path: Path) -> None:
+    a = write_events(tmp_path, "a", noisy_run("a", seed=1, n=2))
+    b = write_events(tmp_path, "b", noisy_run("b", seed=2, n=2, shift=PLANTED))
+    comparison = compare_snapshots(open_snapshot(a), open_snapshot(b))
+    assert comparison.tests == 0 and comparison.significant == ()
+
+
+def test_compare_command(runs, capsys) -> None:
+    base, _, shifted = runs
+    assert main(["compare", str(base), str(shifted)]) == 0
+    out = capsys.readouterr().out
+    marked = [line for line in out.splitlines() if line.rstrip().endswith("*") or " * " in line]
+    assert len(marked) == 2
+    assert any(line.startswith("Beta") and "math" in line for line in marked)
+    assert "2 significant changes." in out
+    assert main(["compare", str(base), str(shifted), "--format", "markdown"]) == 0
+    assert "| endpoint | suite | c | n A/B |" in capsys.readouterr().out
