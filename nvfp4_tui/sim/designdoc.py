@@ -174,9 +174,7 @@ def write_design(w: Writer, prompt: str) -> None:
     # Without list items, the parts the prompt asks for (after its first clause, the task);
     # a weaker model drops some of them.
     asked = [c for c in clauses(prompt, limit=12)[1:] if w.chance(0.3 + 0.7 * w.quality)]
-    requirements = (
-        numbered_items(prompt) or asked or [f"{q} targets" for q in _BANK["quality"][:4]]
-    )
+    requirements = numbered_items(prompt) or asked or [f"{q} targets" for q in _BANK["quality"][:4]]
     w.add("## 1. Requirements\n\n" + "\n".join(f"- {r}" for r in requirements))
     if w.chance(0.4 + w.quality * 0.6):
         w.add("## 2. High-Level Architecture\n\n```text\n" + ascii_diagram(components) + "\n```")
