@@ -8,10 +8,12 @@ A suite file has one ``[suite]`` table and one ``[[prompt]]`` table per prompt::
     max_tokens = 2048        # per request; a profile's run.max_tokens can only lower it
     min_words = 400          # required for kind = "text" (the length target), not allowed otherwise
     system = "..."           # optional system message sent before every prompt
+    scorer = "math"          # optional verifying scorer: see nvfp4_tui/scoring/checks.py
 
     [[prompt]]
     id = "primes-4k3"        # letters, digits, '_', '.', '-'; unique within the suite
     text = "..."             # the user message
+    [prompt.check]           # what the suite's scorer checks (required when it has one)
 
 A ``tool_call`` suite's prompts also carry the tools offered (OpenAI ``tools`` format, parameters
 as a JSON Schema object) and the calls a good answer makes::
@@ -52,6 +54,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from nvfp4_tui.scoring.checks import (
+    SCORER_KINDS,
+    SCORER_NAMES,
+    PromptCheck,
+    ScorerName,
+    check_tool_schemas,
+    read_prompt_check,
+)
 from nvfp4_tui.tomlcheck import (
     ConfigError,
     Problems,
@@ -89,6 +99,7 @@ class Prompt:
     text: str
     tools: tuple[dict[str, Any], ...] | None = None  # OpenAI `tools` entries
     expected_calls: tuple[ExpectedCall, ...] = ()
+    check: PromptCheck | None = None  # what the suite's verifying scorer checks
 
     def messages(self, system: str | None) -> tuple[dict[str, str], ...]:
         """One request's chat messages: the suite's system message (if any), then the prompt."""
@@ -105,6 +116,7 @@ class Suite:
     system: str | None
     prompts: tuple[Prompt, ...]
     path: Path
+    scorer: ScorerName | None = None  # the verifying scorer; None: heuristic scores only
 
 
 def _an_id(raw: Any) -> str | None:
@@ -269,12 +281,27 @@ def _read_tool_parts(
     return tuple(tools.values()), tuple(c for c in expected if c is not None)
 
 
-def _read_prompt(table: Table, kind: SuiteKind | None) -> Prompt:
+def _read_prompt(
+    table: Table, kind: SuiteKind | None, scorer: ScorerName | None, scorer_unknown: bool
+) -> Prompt:
     prompt_id = table.get("id", _an_id, "an id of letters, digits, '_', '.' or '-'")
     text = table.get("text", a_string, "a non-empty string")
     tools, expected_calls = _read_tool_parts(table, kind)
+    check = None
+    if scorer_unknown:  # the scorer is already reported; whether a check belongs is unknown
+        table.read.add("check")
+    else:
+        check = read_prompt_check(table, scorer)
+    if scorer == "tool_schema":
+        check_tool_schemas(table, tools)
     table.finish()
-    return Prompt(id=prompt_id or "", text=text or "", tools=tools, expected_calls=expected_calls)
+    return Prompt(
+        id=prompt_id or "",
+        text=text or "",
+        tools=tools,
+        expected_calls=expected_calls,
+        check=check,
+    )
 
 
 def _check_unique_ids(problems: Problems, prompts: list[Prompt]) -> None:
@@ -309,8 +336,15 @@ def load_suite(path: Path) -> Suite:
     else:
         head.read.add("min_words")
     system = head.get("system", a_string, "a non-empty string", None)
+    scorers = " | ".join(f'"{s}"' for s in SCORER_NAMES)
+    scorer = head.get("scorer", one_of(*SCORER_NAMES), scorers, None)
+    scorer_unknown = scorer is None and "scorer" in head.data
+    if scorer and kind and SCORER_KINDS[scorer] != kind:
+        problems.add(
+            "suite.scorer", f'"{scorer}" needs kind "{SCORER_KINDS[scorer]}", not "{kind}"'
+        )
     head.finish()
-    prompts = [_read_prompt(t, kind) for t in root.tables("prompt")]
+    prompts = [_read_prompt(t, kind, scorer, scorer_unknown) for t in root.tables("prompt")]
     root.finish()
     if not root.data.get("prompt"):
         problems.add("prompt", "missing; expected at least one [[prompt]] table")
@@ -324,6 +358,7 @@ def load_suite(path: Path) -> Suite:
         system=system,
         prompts=tuple(prompts),
         path=path,
+        scorer=scorer,
     )
 
 

@@ -1,7 +1,8 @@
 """Coding answers: a fenced Python module assembled from ``codebank`` snippets, then prose.
 
 A strong model writes type hints, docstrings and tests that pass; a weaker one drops some of
-them, and now and then ships a flaw that makes one of its own asserts fail.
+them, and the weaker it is, the more often it ships a flaw that makes one of its own asserts (and
+a suite's hidden tests, for the snippets the shipped coding prompts ask for) fail.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def write_code(w: Writer, prompt: str) -> None:
     flawed: list[bool] = []
     size = 60
     for snippet in _rank(prompt, w):
-        flaw = w.chance((1.0 - w.quality) * 0.25)
+        flaw = w.chance((1.0 - w.quality) * 0.8)  # a flaw the hidden tests of a suite catch
         doc = w.chance(0.3 + w.quality * 0.8)
         cost = count_tokens(_definition(snippet, typed, doc, flaw))
         cost += count_tokens(_test(snippet)) if with_tests else 0

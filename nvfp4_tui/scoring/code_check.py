@@ -1,0 +1,121 @@
+"""The coding scorer: the answer's Python code run against the suite's hidden tests, sandboxed.
+
+Which code is tested: the fenced blocks marked ``python``/``py``/``python3`` or unmarked (an
+unclosed last fence, as in an answer cut off by max_tokens, runs to the end); blocks that do not
+parse are set aside. With ``defines`` in the check, the first block that defines every one of
+those names at top level, else all parseable blocks joined in order; without it, the longest
+block. An answer without fences is taken whole if it parses as Python. The score is
+passed / total hidden tests; the detail lists the failing tests, each with its reason, and which
+sandbox ran them (``sandbox:bwrap`` or ``sandbox:rlimit-only``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from nvfp4_tui.scoring.checks import PromptCheck, parse_python
+from nvfp4_tui.scoring.sandbox import SandboxLimits, SandboxRun, run_hidden_tests
+
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([\w+-]*)")
+_PYTHON_TAGS = frozenset({"", "python", "py", "python3"})
+_DETAIL_CHARS = 400  # failing tests share what is left after the names
+_MIN_REASON_CHARS = 12
+
+
+def fenced_blocks(text: str) -> list[str]:
+    """The bodies of the answer's Python (or unmarked) fenced code blocks, in order."""
+    blocks: list[str] = []
+    fence: str | None = None
+    keep = False
+    body: list[str] = []
+    for line in text.splitlines():
+        m = _FENCE.match(line)
+        if fence is None:
+            if m:
+                fence, keep, body = m.group(1), m.group(2).lower() in _PYTHON_TAGS, []
+        elif m and m.group(1).startswith(fence[0]) and len(m.group(1)) >= len(fence):
+            if not m.group(2) and line.strip() == m.group(1):
+                if keep:
+                    blocks.append("\n".join(body))
+                fence = None
+                continue
+            body.append(line)
+        else:
+            body.append(line)
+    if fence is not None and keep:
+        blocks.append("\n".join(body))
+    return blocks
+
+
+def _parses(code: str) -> ast.Module | None:
+    try:
+        return parse_python(code)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def top_level_names(tree: ast.Module) -> set[str]:
+    """Functions, classes and variables defined at top level (an import defines nothing)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def select_code(answer_text: str, defines: tuple[str, ...]) -> tuple[str | None, str]:
+    """The code to test, or None with the reason (``no_code``, ``syntax_error``, ``undefined``)."""
+    blocks = fenced_blocks(answer_text)
+    if not blocks:
+        return (
+            (answer_text, "") if answer_text.strip() and _parses(answer_text) else (None, "no_code")
+        )
+    parsed = [(code, tree) for code in blocks if (tree := _parses(code)) is not None]
+    if not parsed:
+        return None, "syntax_error"
+    if not defines:
+        return max((code for code, _ in parsed), key=len), ""
+    for code, tree in parsed:
+        if set(defines) <= top_level_names(tree):
+            return code, ""
+    joined = "\n\n".join(code for code, _ in parsed)
+    missing = [n for n in defines if n not in top_level_names(parse_python(joined))]
+    return (None, "undefined:" + ",".join(missing)) if missing else (joined, "")
+
+
+def describe(run: SandboxRun) -> str:
+    """``passed:k/n``, then every failing test's name with as much of its reason as fits."""
+    failed = [o for o in run.outcomes if o.outcome != "passed"]
+    head = f"passed:{run.passed}/{len(run.outcomes)}"
+    if not failed:
+        return f"{head}|{run.label}"
+    names = sum(len(o.name) + 3 for o in failed)  # name, parentheses and comma
+    room = _DETAIL_CHARS - len(head) - len(run.label) - len("|failed:|") - names
+    share = max(room // len(failed), _MIN_REASON_CHARS)
+    reasons = ",".join(f"{o.name}({_shorten(o.reason or o.outcome, share)})" for o in failed)
+    return f"{head}|failed:{reasons}|{run.label}"
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def score_code(
+    check: PromptCheck,
+    answer_text: str,
+    *,
+    limits: SandboxLimits | None = None,
+    use_bwrap: bool | None = None,
+) -> tuple[float, str]:
+    """passed / total hidden tests of the answer's code, run in the sandbox."""
+    if check.tests is None:
+        raise ValueError("a code_tests check needs hidden tests")
+    code, why = select_code(answer_text, check.defines)
+    if code is None:
+        return 0.0, f"passed:0/{len(check.tests.names)}|{why}"
+    run = run_hidden_tests(code, check.tests, limits=limits, use_bwrap=use_bwrap)
+    return run.passed / len(run.outcomes), describe(run)
