@@ -1,8 +1,9 @@
 """Measured TTFT and decode tok/s equal the simulator's schedule; exactly N requests in flight.
 
 The simulator runs in its own process (as in the demo), so the client's timing is not disturbed
-by the server's work. The middle wave of a closed-loop phase runs at exactly N in flight, which is
-where the schedule's numbers apply.
+by the server's work. A TTFT of 0.6 s keeps a few ms of event-loop wake-up latency on a busy
+machine well inside the 2% tolerance. The middle wave of a closed-loop phase runs at exactly N in
+flight, which is where the schedule's numbers apply.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def test_measured_numbers_equal_the_schedule(tmp_path: Path, concurrency: int) -
     write_suite(tmp_path / "suites", "essay", max_tokens=40)
     path = write_profile(
         tmp_path,
-        [endpoint_toml("e0", 0, decode_tps=100.0, ttft_s=0.3)],
+        [endpoint_toml("e0", 0, decode_tps=100.0, ttft_s=0.6)],
         suites=["essay"],
         concurrency=[concurrency],
         requests=WAVES * concurrency,
