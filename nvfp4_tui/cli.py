@@ -32,6 +32,18 @@ def _int_list(text: str) -> tuple[int, ...]:
     return values
 
 
+def _rate_list(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected requests/s separated by commas, got {text!r}"
+        ) from None
+    if not values or not all(0 < v < float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"expected requests/s > 0, got {text!r}")
+    return values
+
+
 def _name_list(text: str) -> tuple[str, ...]:
     values = tuple(x.strip() for x in text.split(",") if x.strip())
     if not values:
@@ -44,7 +56,15 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
         "--out", type=Path, default=DEFAULT_OUT, help="snapshot root (default snapshots/)"
     )
     p.add_argument("--suites", type=_name_list, help="suites to run, e.g. english,math")
-    p.add_argument("--concurrency", type=_int_list, help="concurrency levels, e.g. 1,4")
+    load = p.add_mutually_exclusive_group()
+    load.add_argument("--concurrency", type=_int_list, help="concurrency levels, e.g. 1,4")
+    load.add_argument("--rate", type=_rate_list, help="open loop: requests/s per level, e.g. 2,4")
+    p.add_argument(
+        "--arrivals", choices=("constant", "poisson"), help="open-loop arrivals (default poisson)"
+    )
+    p.add_argument(
+        "--sweep", action="store_true", help="climb the load until a stop rule fires; report knees"
+    )
     bound = p.add_mutually_exclusive_group()
     bound.add_argument("--requests", type=int, help="requests per prompt per phase")
     bound.add_argument("--duration", type=float, help="seconds per phase instead of a count")
@@ -104,6 +124,9 @@ def _load_profile(args: argparse.Namespace):
         concurrency=args.concurrency,
         requests=args.requests,
         duration_s=args.duration,
+        rate_rps=args.rate,
+        arrivals=args.arrivals,
+        sweep=args.sweep,
     )
 
 
@@ -193,6 +216,9 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("a", type=Path)
     compare.add_argument("b", type=Path)
     compare.add_argument("--format", default="text", choices=("text", "markdown"))
+    compare.add_argument(
+        "--ui", action="store_true", help="show the comparison in the monitor instead of printing"
+    )
 
 
 def _snapshot_errors_are_usage(action: Callable[[], int]) -> int:
@@ -227,7 +253,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if args.headless:
             print(render_snapshot(snapshot, "text"))
             print(
-                f"{len(snapshot.events())} events; run {snapshot.status}; snapshot: {snapshot.path}"
+                f"{len(snapshot.events())} events; run {snapshot.status_label}; "
+                f"snapshot: {snapshot.path}"
             )
             return 0
         source = ReplaySource(snapshot, speed=args.speed)
@@ -313,6 +340,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         from nvfp4_tui.store.reader import open_snapshot
 
         comparison = compare_snapshots(open_snapshot(args.a), open_snapshot(args.b))
+        if args.ui:
+            from nvfp4_tui.tui.launch import run_compare_ui
+
+            return run_compare_ui(comparison)
         print(render_comparison(comparison, args.format))
         return 0
 

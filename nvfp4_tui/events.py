@@ -36,13 +36,25 @@ class EndpointInfo:
 
 @dataclass(frozen=True, slots=True)
 class PhasePlan:
-    """One phase of one endpoint's plan: a suite at one concurrency level."""
+    """One phase of one endpoint's plan: a suite at one load level.
+
+    Closed loop (``rate_rps`` None): ``concurrency`` requests held in flight. Open loop: requests
+    sent at ``rate_rps`` on a ``constant`` or ``poisson`` schedule, ``concurrency`` the cap on
+    those in flight (0: none). The SLO targets are the endpoint's (see ``nvfp4_tui.slo``).
+    """
 
     endpoint_id: str
     suite: str
     concurrency: int
     requests: int | None  # planned request count, None when the phase is bounded by duration_s
     duration_s: float | None = None
+    rate_rps: float | None = None
+    arrivals: str | None = None  # "constant" | "poisson" with rate_rps
+    sweep: bool = False  # a sweep step: not run once a stop rule fires below it
+    slo_ttft_s: float | None = None
+    slo_tpot_s: float | None = None
+    slo_e2e_s: float | None = None
+    slo_attainment: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +93,10 @@ class PhaseFinished:
     errors: int
     output_tokens: int
     wall_s: float
+    late_requests: int = 0  # open loop: sent more than slo.LATE_AFTER_S after their slot
+    unsent_requests: int = 0  # open loop: due before the phase stopped sending, never sent
+    limit: str | None = None  # what cut the phase short: max_duration, max_requests, max_errors
+    sweep_stop: str | None = None  # the rule that ended a sweep here: errors, slo, throughput
 
     @property
     def throughput_tps(self) -> float | None:
@@ -128,6 +144,12 @@ class RequestFinished:
     score_verified_detail: str | None = None
     score_judge: float | None = None  # an LLM judge's rubric score, when a profile asks for one
     score_judge_detail: str | None = None
+    late_s: float | None = None  # open loop: how long after its scheduled time it was sent
+    # True: in the phase's warm-up or cool-down window, left out of timing statistics; False:
+    # inside the measured window; None: the phase has no such windows.
+    trimmed: bool | None = None
+    retry_after_s: float | None = None  # the server's Retry-After on a 429/503, in seconds
+    attempt: int = 0  # 0 for the first send; 1, 2... for each retry of a 429/503 (run.retries)
 
 
 @dataclass(frozen=True, slots=True)

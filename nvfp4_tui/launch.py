@@ -60,12 +60,14 @@ async def _run_session(session: Session) -> str:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    # SIGHUP: the terminal of a foreground run went away (SSH drop); finish the snapshot.
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    for sig in stops:
         loop.add_signal_handler(sig, task.cancel)
     try:
         result = await session.run()
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in stops:
             loop.remove_signal_handler(sig)
     return result.status
 

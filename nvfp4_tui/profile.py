@@ -9,6 +9,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from nvfp4_tui.events import EndpointInfo
+from nvfp4_tui.slo import SloTargets
 from nvfp4_tui.tomlcheck import (
     ConfigError,
     Problems,
@@ -23,6 +24,7 @@ from nvfp4_tui.tomlcheck import (
 )
 
 ModelClass = Literal["moe", "dense"]
+Arrivals = Literal["constant", "poisson"]
 
 # The seed's scaling run for Qwen3.6 (per-request decode tok/s 170/140/135/73 at c=1/2/4/8),
 # as each request's speed relative to concurrency 1.
@@ -33,6 +35,7 @@ SEED_CONCURRENCY_CURVE: tuple[tuple[int, float], ...] = (
     (8, 73 / 170),
 )
 RTX_PRO_6000_TOTAL_MIB = 97887
+MAX_RETRIES = 10
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
@@ -84,6 +87,8 @@ class Endpoint:
     telemetry: str = "nvml"  # nvml | none | sim | dcgm:URL
     extra_body: dict[str, Any] = field(default_factory=dict)
     sim: SimSpec | None = None
+    slo: SloTargets | None = None  # None: the run's
+    verify_tls: bool = True  # False: an https endpoint's certificate is not checked (said loudly)
 
     @property
     def info(self) -> EndpointInfo:
@@ -104,6 +109,19 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
+class SweepSpec:
+    """How a sweep climbs (when the profile lists one level) and when it stops before the top.
+
+    Stop rules, checked after each step: the step's error share passed ``max_error_share``, its
+    SLO attainment fell below the target, or aggregate throughput grew < 5% over the last step.
+    """
+
+    factor: float = 2.0
+    max_steps: int = 8
+    max_error_share: float = 0.05
+
+
+@dataclass(frozen=True)
 class RunPlan:
     name: str
     suites: tuple[str, ...]
@@ -115,6 +133,20 @@ class RunPlan:
     max_tokens: int | None = None
     warmup: bool = True
     seed: int = 0
+    rate_rps: tuple[float, ...] = ()  # open-loop levels; empty: closed loop at ``concurrency``
+    arrivals: Arrivals = "poisson"
+    max_concurrency: int | None = None  # open loop: the cap on requests in flight
+    sweep: SweepSpec | None = None
+    # Left out of timing statistics: the first / last requests of each phase, by count or time.
+    warmup_requests: int = 0
+    warmup_s: float = 0.0
+    cooldown_requests: int = 0
+    cooldown_s: float = 0.0
+    max_duration_s: float | None = None  # per phase: stop sending once reached
+    max_requests: int | None = None
+    max_errors: int | None = None
+    slo: SloTargets = field(default_factory=SloTargets)
+    retries: int = 0  # resends of a request answered 429 or 503; every attempt is its own row
 
 
 @dataclass(frozen=True)
@@ -251,7 +283,80 @@ def _read_sim(table: Table | None) -> SimSpec | None:
     return spec
 
 
-def _read_endpoint(table: Table) -> Endpoint:
+def _read_slo(table: Table | None, base: SloTargets) -> SloTargets:
+    """An ``slo`` table; keys it leaves out keep ``base``'s (the run's, for an endpoint)."""
+    if table is None:
+        return base
+    seconds, expected = a_number(above=0), "a number of seconds > 0"
+    targets = SloTargets(
+        ttft_s=table.get("ttft_s", seconds, expected, base.ttft_s),
+        tpot_s=table.get("tpot_s", seconds, expected, base.tpot_s),
+        e2e_s=table.get("e2e_s", seconds, expected, base.e2e_s),
+        attainment=table.get(
+            "attainment", a_number(above=0, maximum=1), "a share > 0 and <= 1", base.attainment
+        ),
+    )
+    table.finish()
+    return targets
+
+
+def _read_sweep(table: Table) -> SweepSpec | None:
+    if not isinstance(table.data.get("sweep"), dict):
+        expected = "true, false or a table such as { factor = 2, max_steps = 8 }"
+        return SweepSpec() if table.get("sweep", a_bool, expected, False) else None
+    sweep = table.table("sweep")
+    assert sweep is not None
+    spec = SweepSpec(
+        factor=sweep.get("factor", a_number(above=1), "a number > 1", 2.0),
+        max_steps=sweep.get("max_steps", an_int(2), "an integer >= 2", 8),
+        max_error_share=sweep.get(
+            "max_error_share", a_number(minimum=0, maximum=1), "a share from 0 to 1", 0.05
+        ),
+    )
+    sweep.finish()
+    return spec
+
+
+def _rates(raw: Any) -> tuple[float, ...] | None:
+    rate = a_number(above=0)
+    if isinstance(raw, list):
+        return a_list_of(rate)(raw)
+    value = rate(raw)
+    return (value,) if value is not None else None
+
+
+def _plan_problems(run: RunPlan) -> list[tuple[str, str]]:
+    """What is wrong with the way a plan's keys combine: (key, message) pairs."""
+    problems: list[tuple[str, str]] = []
+    if run.warmup_requests and run.warmup_s:
+        problems.append(("warmup_s", "set either warmup_requests or warmup_s, not both"))
+    if run.cooldown_requests and run.cooldown_s:
+        problems.append(("cooldown_s", "set either cooldown_requests or cooldown_s, not both"))
+    if run.cooldown_requests and run.duration_s is not None:
+        problems.append(
+            (
+                "cooldown_requests",
+                "needs phases bounded by requests; with duration_s use cooldown_s",
+            )
+        )
+    if run.cooldown_s and run.duration_s is None and not run.rate_rps:
+        problems.append(
+            (
+                "cooldown_s",
+                "a closed loop bounded by requests has no known end; "
+                "use cooldown_requests, or duration_s",
+            )
+        )
+    if run.duration_s is not None and run.warmup_s + run.cooldown_s >= run.duration_s:
+        problems.append(("cooldown_s", "warmup_s + cooldown_s must be shorter than duration_s"))
+    levels = run.rate_rps or run.concurrency
+    if run.sweep is not None and list(levels) != sorted(set(levels)):
+        key = "rate" if run.rate_rps else "concurrency"
+        problems.append((key, "a sweep climbs: expected increasing levels"))
+    return problems
+
+
+def _read_endpoint(table: Table, run_slo: SloTargets) -> Endpoint:
     sim = _read_sim(table.table("sim"))
     endpoint_id = table.get("id", _an_id, "an id of letters, digits, '_', '.' or '-'")
     endpoint = Endpoint(
@@ -264,6 +369,7 @@ def _read_endpoint(table: Table) -> Endpoint:
         active_params_b=table.get("active_params_b", a_number(above=0), "a number > 0", None),
         experts=table.get("experts", an_int(1), "an integer >= 1", None),
         api_key_env=table.get("api_key_env", a_string, "the name of an environment variable", None),
+        verify_tls=table.get("verify_tls", a_bool, "true or false", True),
         telemetry=table.get(
             "telemetry",
             _telemetry,
@@ -274,9 +380,15 @@ def _read_endpoint(table: Table) -> Endpoint:
             "extra_body", lambda v: v if isinstance(v, dict) else None, "a table", {}
         ),
         sim=sim,
+        slo=_read_slo(table.table("slo"), run_slo) if "slo" in table.data else None,
     )
     table.finish()
     return endpoint
+
+
+def _retries(raw: Any) -> int | None:
+    count = an_int(0)(raw)
+    return count if count is not None and count <= MAX_RETRIES else None
 
 
 def _read_run(table: Table | None, path: Path) -> RunPlan:
@@ -299,9 +411,46 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
         max_tokens=table.get("max_tokens", an_int(1), "an integer >= 1", None),
         warmup=table.get("warmup", a_bool, "true or false", True),
         seed=table.get("seed", an_int(0), "an integer >= 0", 0),
+        retries=table.get("retries", _retries, f"an integer from 0 to {MAX_RETRIES}", 0),
+        **_read_load(table),
     )
+    for key, message in _plan_problems(plan):
+        table.problems.add(f"{table.key}.{key}", message)
     table.finish()
     return plan
+
+
+def _read_load(table: Table) -> dict[str, Any]:
+    """The [run] keys that shape the load, bound each phase and set the SLO."""
+    rate = table.get("rate", _rates, "a number of requests/s > 0, or a list of them", ())
+    open_loop = "rate" in table.data
+    if open_loop and "concurrency" in table.data:
+        table.problems.add(
+            f"{table.key}.rate",
+            "set either concurrency (closed loop) or rate (open loop), not both",
+        )
+    for key in ("arrivals", "max_concurrency"):
+        if key in table.data and not open_loop:
+            table.problems.add(f"{table.key}.{key}", "only applies with rate (an open loop)")
+    count, seconds = an_int(0), a_number(minimum=0)
+    return {
+        "rate_rps": rate,
+        "arrivals": table.get(
+            "arrivals", one_of("constant", "poisson"), '"constant" or "poisson"', "poisson"
+        ),
+        "max_concurrency": table.get("max_concurrency", an_int(1), "an integer >= 1", None),
+        "sweep": _read_sweep(table),
+        "warmup_requests": table.get("warmup_requests", count, "an integer >= 0", 0),
+        "warmup_s": table.get("warmup_s", seconds, "a number of seconds >= 0", 0.0),
+        "cooldown_requests": table.get("cooldown_requests", count, "an integer >= 0", 0),
+        "cooldown_s": table.get("cooldown_s", seconds, "a number of seconds >= 0", 0.0),
+        "max_duration_s": table.get(
+            "max_duration_s", a_number(above=0), "a number of seconds > 0", None
+        ),
+        "max_requests": table.get("max_requests", an_int(1), "an integer >= 1", None),
+        "max_errors": table.get("max_errors", an_int(1), "an integer >= 1", None),
+        "slo": _read_slo(table.table("slo"), SloTargets()),
+    }
 
 
 def load_profile(path: Path) -> Profile:
@@ -309,7 +458,7 @@ def load_profile(path: Path) -> Profile:
     problems = Problems(path)
     root = Table(load_toml(path), "", problems)
     run = _read_run(root.table("run", required=True), path)
-    endpoints = [_read_endpoint(t) for t in root.tables("endpoint")]
+    endpoints = [_read_endpoint(t, run.slo) for t in root.tables("endpoint")]
     root.finish()
     if not endpoints and "endpoint" not in root.data:
         problems.add("endpoint", "missing; expected at least one [[endpoint]] table")
@@ -327,13 +476,35 @@ def with_overrides(
     concurrency: tuple[int, ...] | None = None,
     requests: int | None = None,
     duration_s: float | None = None,
+    rate_rps: tuple[float, ...] | None = None,
+    arrivals: str | None = None,
+    sweep: bool = False,
 ) -> Profile:
-    """The profile with the command line's plan options applied over its [run] table."""
+    """The profile with the command line's plan options applied over its [run] table.
+
+    A rate makes the phases open-loop (``concurrency`` is then ignored); concurrency without a
+    rate makes them closed-loop, whatever the profile said. ``sweep`` over a profile that does
+    not sweep climbs from the given levels, or else from the profile's first one.
+    """
     run = profile.run
     if suites:
         run = replace(run, suites=suites)
-    if concurrency:
-        run = replace(run, concurrency=concurrency)
+    if rate_rps:
+        if min(rate_rps) <= 0:
+            raise ConfigError([f"--rate: expected requests/s > 0, got {min(rate_rps)}"])
+        run = replace(run, rate_rps=rate_rps)
+    elif concurrency:
+        run = replace(run, concurrency=concurrency, rate_rps=())
+    if arrivals is not None:
+        if arrivals not in ("constant", "poisson"):
+            raise ConfigError([f'--arrivals: expected "constant" or "poisson", got {arrivals!r}'])
+        if not run.rate_rps:
+            raise ConfigError(["--arrivals: only applies with a rate (--rate, or rate in [run])"])
+        run = replace(run, arrivals=arrivals)
+    if sweep and run.sweep is None:
+        if not (rate_rps or concurrency):  # climb from the profile's first level, not its list
+            run = replace(run, concurrency=run.concurrency[:1], rate_rps=run.rate_rps[:1])
+        run = replace(run, sweep=SweepSpec())
     if requests is not None:
         if requests < 1:
             raise ConfigError([f"--requests: expected an integer >= 1, got {requests}"])
@@ -342,6 +513,9 @@ def with_overrides(
         if not duration_s > 0:
             raise ConfigError([f"--duration: expected a number of seconds > 0, got {duration_s}"])
         run = replace(run, duration_s=duration_s, requests=None)
+    problems = [f"{profile.path}: run.{key}: {message}" for key, message in _plan_problems(run)]
+    if problems:
+        raise ConfigError([f"{line} (with the command line's options)" for line in problems])
     return replace(profile, run=run)
 
 
@@ -373,6 +547,8 @@ __all__ = [
     "Profile",
     "RunPlan",
     "SimSpec",
+    "SloTargets",
+    "SweepSpec",
     "load_profile",
     "with_overrides",
     "with_urls",

@@ -17,6 +17,7 @@ import plotext as plt
 import polars as pl
 
 from nvfp4_tui.events import EndpointInfo, Event, PhaseFinished, RunStarted
+from nvfp4_tui.slo import CapacityRow, Load, capacity_points, capacity_rows
 from nvfp4_tui.store.legacy import SUSPECT_ERROR_KIND
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 from nvfp4_tui.tables import format_table
@@ -67,12 +68,13 @@ def leaderboard_rows(requests: pl.DataFrame, events: Sequence[Event]) -> list[Le
         return []
     suspect = (pl.col("status") == "error") & (pl.col("error_kind") == SUSPECT_ERROR_KIND)
     ok = pl.col("status") != "error"
+    timed = ok & ~pl.col("trimmed").fill_null(False)  # warm-up and cool-down rows are not timed
     grouped = requests.group_by("endpoint_id", "suite", "concurrency", maintain_order=True).agg(
         n=ok.sum(),
         quality_mean=pl.col("score_heuristic").filter(ok).mean(),
-        e2e_tps_mean=pl.col("e2e_tps").filter(ok).mean(),
-        decode_tps_mean=pl.col("decode_tps").filter(ok).mean(),
-        ttft_p50_s=pl.col("ttft_s").filter(ok).median(),
+        e2e_tps_mean=pl.col("e2e_tps").filter(timed).mean(),
+        decode_tps_mean=pl.col("decode_tps").filter(timed).mean(),
+        ttft_p50_s=pl.col("ttft_s").filter(timed).median(),
         errors=((pl.col("status") == "error") & ~suspect.fill_null(False)).sum(),
         suspect=suspect.fill_null(False).sum(),
     )
@@ -320,6 +322,9 @@ def report_tables(snapshot: Snapshot, *, detail: bool = True) -> list[Table]:
     rows = leaderboard_rows(snapshot.requests(), events)
     endpoints = endpoints_of(events)
     tables = summary_tables(rows, endpoints, events)
+    capacity = capacity_rows(events)
+    if capacity:
+        tables.append(capacity_table(capacity, endpoints))
     if detail:
         vram = vram_table(snapshot.gpu(), endpoints)
         if vram is not None:
@@ -333,7 +338,8 @@ def render_snapshot(snapshot: Snapshot, fmt: str = "text", *, detail: bool = Tru
     if fmt not in REPORT_FORMATS:
         raise ValueError(f"report format must be one of {list(REPORT_FORMATS)}, got {fmt!r}")
     if fmt == "json":
-        return json.dumps([asdict(r) for r in snapshot_rows(snapshot)], indent=1)
+        rows = [asdict(r) for r in snapshot_rows(snapshot)]
+        return json.dumps([*rows, *load_json_rows(snapshot.events())], indent=1)
     markdown = fmt == "markdown"
     parts = [
         format_table(headers, body, title=title, markdown=markdown)
@@ -345,6 +351,83 @@ def render_snapshot(snapshot: Snapshot, fmt: str = "text", *, detail: bool = Tru
         if chart is not None:
             parts.append(chart)
     return "\n\n".join(parts)
+
+
+def _load(kind: str, value: float | None) -> str:
+    return "—" if value is None else Load("rate" if kind == "rate" else "concurrency", value).label
+
+
+def _slo_text(row: CapacityRow) -> str:
+    targets = [
+        f"{name}≤{value:g}s"
+        for name, value in (
+            ("TTFT", row.slo_ttft_s),
+            ("TPOT", row.slo_tpot_s),
+            ("E2E", row.slo_e2e_s),
+        )
+        if value is not None
+    ]
+    return f"{' '.join(targets) or 'no targets'}, {row.slo_attainment:.0%} of requests"
+
+
+def capacity_table(rows: Sequence[CapacityRow], endpoints: Sequence[EndpointInfo]) -> Table:
+    """Capacity at SLO: the highest load each endpoint sustained within it, and its knee."""
+    labels = {e.id: e.label for e in endpoints}
+    body = [
+        [
+            labels.get(r.endpoint, r.endpoint),
+            _load(r.load_kind, r.capacity),
+            _fmt(r.capacity_goodput_rps, ".2f"),
+            _fmt(r.capacity_throughput_tps, ".1f"),
+            _fmt(None if r.capacity_attainment is None else r.capacity_attainment * 100, ".0f"),
+            _load(r.load_kind, r.knee),
+            _load(r.load_kind, r.max_load),
+            r.sweep_stop or "—",
+            _slo_text(r),
+        ]
+        for r in rows
+    ]
+    headers = [
+        "endpoint",
+        "capacity",
+        "goodput req/s",
+        "agg tok/s",
+        "met %",
+        "knee",
+        "highest run",
+        "sweep stop",
+        "SLO",
+    ]
+    return ("Capacity at SLO", headers, body)
+
+
+def load_json_rows(events: Sequence[Event]) -> list[dict]:
+    """Rows beside the leaderboard's in ``--format json``, told apart by their ``kind``:
+    ``capacity`` (one per endpoint that ran with an SLO or a sweep) and ``load_step`` (its
+    points of throughput and goodput against load, the knee marked)."""
+    rows: list[dict] = []
+    for capacity, points in capacity_points(events):
+        rows.append({"kind": "capacity", **asdict(capacity)})
+        for point in points:
+            rows.append(
+                {
+                    "kind": "load_step",
+                    "endpoint": capacity.endpoint,
+                    "load_kind": point.load.kind,
+                    "load": point.load.value,
+                    "requests": point.requests,
+                    "met": point.met,
+                    "errors": point.errors,
+                    "late": point.late,
+                    "window_s": point.window_s,
+                    "attainment": point.attainment,
+                    "goodput_rps": point.goodput_rps,
+                    "throughput_tps": point.throughput_tps,
+                    "sustained": point.sustained,
+                    "knee": point.load.value == capacity.knee,
+                }
+            )
+    return rows
 
 
 def render(snapshot_path: Path, fmt: str = "text", *, detail: bool = True) -> str:

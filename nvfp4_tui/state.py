@@ -1,8 +1,9 @@
 """FleetState: the pure reducer of the event stream that every view (live, follow, replay) reads.
 
 ``FleetState.apply(event)`` folds one event in; it does no I/O, never reads the clock and imports
-nothing but ``events`` and ``stats``. Methods that need the time take ``now`` (the live clock, or
-the replay position). History lives in bounded ring buffers, so memory stays flat over a long run.
+nothing but ``events``, ``stats`` and ``slo``. Methods that need the time take ``now`` (the live
+clock, or the replay position). History lives in bounded ring buffers, so memory stays flat over a
+long run (``slo``'s per-phase token spans grow with a phase's requests, until it ends).
 
 Durable versus transient: ``TokenProgress`` is never persisted, so what it sets (requests in
 flight, the live token rate, live points of the decode history) is transient and is reset when a
@@ -37,10 +38,11 @@ from nvfp4_tui.events import (
     ServerSample,
     TokenProgress,
 )
+from nvfp4_tui.slo import LoadTracker
 from nvfp4_tui.stats import QuantileSketch, RunningStats, StatsSummary, percentile
 
 # Score columns of RequestFinished that get quality statistics; a new scorer adds its column here.
-SCORE_NAMES: tuple[str, ...] = ("score_heuristic",)
+SCORE_NAMES: tuple[str, ...] = ("score_heuristic", "score_verified", "score_judge")
 PRIMARY_SCORE = "score_heuristic"
 
 HISTORY_LEN = 600  # points per ring: 5 min of GPU samples at 2/s, well over a 60 s sparkline
@@ -358,6 +360,9 @@ class EndpointState:
     ) -> None:
         self.info = info
         self.gpu = gpu  # shared with FleetState.gpus; None when the endpoint names no GPU index
+        plans = tuple(plans)
+        # Goodput, SLO attainment, throughput per load level, knee, capacity (nvfp4_tui.slo).
+        self.load = LoadTracker(plans)
         self.status_reported: EndpointStatusKind | None = None
         self.status_message: str | None = None
         self._phases: dict[int, _PhaseTrack] = {
@@ -577,6 +582,7 @@ class EndpointState:
     def _on_phase_finished(self, event: PhaseFinished) -> None:
         phase = self._phase(event.phase_index, event.suite, event.concurrency)
         phase.finished = event
+        self.load.finish(event)
         if self.current_phase and self.current_phase.phase_index == event.phase_index:
             self.current_phase = None
         self._end_transient()
@@ -605,6 +611,7 @@ class EndpointState:
 
     def _on_request(self, event: RequestFinished) -> None:
         end_t = _finished_t(event)
+        self.load.add(event)
         cell = self._cells.get((event.suite, event.concurrency))
         if cell is None:
             cell = self._cells[(event.suite, event.concurrency)] = _CellStats()
@@ -631,7 +638,8 @@ class EndpointState:
             # "incomplete" is a reply cut by max_tokens (finish_reason "length"): its timings
             # are as sound as an ok one's, and its score stays, or models that ramble would
             # look better than they are.
-            self._add_timings(event, cell, end_t)
+            if not event.trimmed:  # a warm-up or cool-down request: counted, not timed
+                self._add_timings(event, cell, end_t)
             self._add_scores(event, cell, scores)
             if self.last_answer is None or end_t >= self.last_answer.t:
                 self.last_answer = AnswerText(

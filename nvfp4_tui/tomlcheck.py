@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import tomllib
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -24,9 +25,14 @@ class ConfigError(Exception):
         self.problems = problems
 
 
+_LINE_BREAKING = re.compile("[\\x7f-\\x9f\\u2028\\u2029]")
+
+
 def show(value: Any) -> str:
-    """A value as the user wrote it in TOML, shortened."""
+    """A value as the user wrote it in TOML, shortened, on one line whatever it holds."""
     text = json.dumps(value, ensure_ascii=False, default=str)
+    # JSON leaves C1 controls (NEL, CSI) and Unicode line separators raw: escape them too.
+    text = _LINE_BREAKING.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -60,6 +66,7 @@ class Problems:
 
 
 _MISSING = object()
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class Table:
@@ -75,7 +82,9 @@ class Table:
         self.read: set[str] = set()
 
     def _name(self, key: str) -> str:
-        return f"{self.key}.{key}" if self.key else key
+        # A quoted TOML key can hold anything, a newline included: show it quoted, on one line.
+        shown = key if _BARE_KEY.fullmatch(key) else show(key)
+        return f"{self.key}.{shown}" if self.key else shown
 
     def get(
         self,

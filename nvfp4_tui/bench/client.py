@@ -3,7 +3,7 @@
 Timing follows DESIGN.md "Metric definitions". The clock (``perf_counter``) starts just before the
 request is written, after the client's concurrency slot is taken; time spent waiting for the slot
 is ``queue_s``. Each read of the socket is stamped once, and every SSE event in that read shares
-the stamp: events that arrived together are 0 s apart. Per event the work is one ``json.loads``
+the stamp: events that arrived together are 0 s apart. Per event the work is one JSON decode
 and a few dict lookups; percentiles, token counts and text are computed once, after the stream.
 
 Every failure becomes a Measurement with ``status="error"``, an ``error_kind`` and a short message
@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, fields
+import math
+import time
+from dataclasses import dataclass, fields, replace
+from email.utils import parsedate_to_datetime
 from itertools import pairwise
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,9 +40,17 @@ FULL_USAGE = {"include_usage": True, "continuous_usage_stats": True}
 FINAL_USAGE = {"include_usage": True}
 USAGE_OPTION_KEYS = ("continuous_usage_stats", "stream_options")
 REJECTED_STATUSES = (400, 422)
+RETRYABLE_PREFIXES = tuple(f"HTTP {status}:" for status in (429, 503))  # see _attempt's message
 JSON_HEADERS = {"Content-Type": "application/json"}
+_TEXT_FIELDS = ("answer_text", "reasoning_text", "tool_calls_json")  # what a server wrote
 
-_loads = json.loads
+# json.loads on bytes first sniffs the encoding and checks its keyword arguments, about a third
+# of its time on a typical 250-byte chunk; SSE is UTF-8 by definition, so decode and parse.
+_decode_json = json.JSONDecoder().decode
+
+
+def _loads(payload: bytes) -> Any:
+    return _decode_json(payload.decode())
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,7 @@ class Measurement:
     tool_calls_json: str | None = None
     error_kind: ErrorKind | None = None
     error_message: str | None = None
+    retry_after_s: float | None = None
 
 
 class _Failure(Exception):
@@ -224,6 +236,7 @@ class _Attempt:
     ended_at: float
     http_status: int | None
     failure: _Failure | None
+    retry_after_s: float | None = None  # what a 429/503 asked for in Retry-After
 
     @property
     def options_rejected(self) -> bool:
@@ -311,7 +324,17 @@ class EndpointClient:
         failure = attempt.failure
         if failure is not None:
             failure.message = self._scrub(failure.message)
-        return _measure(attempt, queue_s)
+        measurement = _measure(attempt, queue_s)
+        key = self._api_key
+        leaked = [
+            name for name in _TEXT_FIELDS if key and key in (getattr(measurement, name) or "")
+        ]
+        if leaked:
+            # A server that echoes request headers into its reply must not put the key on disk.
+            measurement = replace(
+                measurement, **{name: self._scrub(getattr(measurement, name)) for name in leaked}
+            )
+        return measurement
 
     async def health(self) -> tuple[bool, str]:
         """Whether the endpoint answers and serves the model, and a one-line reason."""
@@ -353,6 +376,7 @@ class EndpointClient:
         stream = _Stream()
         parser = SseParser()
         http_status: int | None = None
+        retry_after_s: float | None = None
         failure: _Failure | None = None
         waiting_for = "first byte"
         counted = 0  # tokens already added to progress
@@ -368,6 +392,7 @@ class EndpointClient:
             ):
                 http_status = response.status
                 if not 200 <= http_status < 300:
+                    retry_after_s = retry_after_seconds(response.headers.get("Retry-After"))
                     excerpt = await _body_excerpt(response)
                     raise _Failure(_http_kind(http_status), f"HTTP {http_status}: {excerpt}")
                 if response.content_type != "text/event-stream":
@@ -410,7 +435,7 @@ class EndpointClient:
             # Anything after [DONE] (a reset, a stall) does not touch a finished measurement.
             return _Attempt(stream, sent_at, stream.done_at, http_status, None)
         if failure is not None or eof_at is None:
-            return _Attempt(stream, sent_at, perf_counter(), http_status, failure)
+            return _Attempt(stream, sent_at, perf_counter(), http_status, failure, retry_after_s)
         return _Attempt(stream, sent_at, eof_at, http_status, None)
 
     def _body(self, request: ChatRequest, stream_options: dict[str, bool]) -> dict[str, Any]:
@@ -508,6 +533,7 @@ def _measure(attempt: _Attempt, queue_s: float) -> Measurement:
         tool_calls_json=_tool_calls_json(stream.tools),
         error_kind=failure.kind if failure else None,
         error_message=failure.message if failure else None,
+        retry_after_s=attempt.retry_after_s,
     )
 
 
@@ -566,6 +592,29 @@ def _tool_calls_json(tools: dict[Any, _ToolCall]) -> str | None:
     return json.dumps(calls, ensure_ascii=False)
 
 
+def retryable(error_message: str | None) -> bool:
+    """Whether an error row is an HTTP 429 or 503, the answers a client may resend after."""
+    return error_message is not None and error_message.startswith(RETRYABLE_PREFIXES)
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A Retry-After header in seconds: delay-seconds (decimals accepted) or an HTTP date."""
+    if not value:
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
 def _http_kind(status: int) -> ErrorKind:
     return "http_5xx" if status >= 500 else "http_4xx"
 
@@ -593,6 +642,12 @@ async def _served_models(response: aiohttp.ClientResponse) -> list[str] | None:
 
 
 def _classify(error: BaseException) -> tuple[ErrorKind, str]:
+    if isinstance(error, aiohttp.ClientConnectorCertificateError):
+        reason = getattr(error.certificate_error, "verify_message", None) or "not trusted"
+        return "connect", (
+            f"TLS certificate of {error.host}:{error.port} rejected ({reason}); "
+            "set verify_tls = false on the endpoint to skip the check"
+        )
     if isinstance(error, aiohttp.ClientConnectorDNSError):
         return "connect", f"cannot resolve host {error.host}"
     if isinstance(error, aiohttp.ClientConnectorError):

@@ -1,8 +1,10 @@
-"""The run plan executed: health checks, warm-up, phases of suites x concurrency, events out.
+"""The run plan executed: health checks, warm-up, phases of suites x load levels, events out.
 
 Every endpoint is its own GPU, so all endpoints run at once; within an endpoint, phases run one
-after another and a phase keeps exactly N requests in flight (closed loop) until its request count
-or duration is reached. The runner only emits events; the recorder and the views subscribe.
+after another and a phase keeps exactly N requests in flight (closed loop), or sends them on an
+arrival schedule (open loop, ``bench.load``), until its request count or duration is reached or
+one of its limits cuts it short. A sweep (``bench.sweep``) ends an endpoint's climb when a stop
+rule fires. The runner only emits events; the recorder and the views subscribe.
 """
 
 from __future__ import annotations
@@ -13,10 +15,26 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
-from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Measurement, Timeouts
+from nvfp4_tui.bench.client import (
+    ChatRequest,
+    EndpointClient,
+    Measurement,
+    Timeouts,
+    retryable,
+)
+from nvfp4_tui.bench.load import (
+    OPEN_LOOP_SLOTS,
+    OpenLoopResult,
+    PhaseLimits,
+    TrimWindows,
+    phase_schedule,
+    run_open_loop,
+    schedule_seed,
+)
 from nvfp4_tui.bench.progress import TokenMeter
+from nvfp4_tui.bench.sweep import describe_stop, load_levels, phase_plan, stop_rule
 from nvfp4_tui.events import (
     EndpointStatus,
     Event,
@@ -30,10 +48,14 @@ from nvfp4_tui.events import (
 )
 from nvfp4_tui.profile import Endpoint, Profile
 from nvfp4_tui.scoring.heuristic import score_answer
+from nvfp4_tui.scoring.verify import score_verified_async
+from nvfp4_tui.slo import LoadTracker
 from nvfp4_tui.suites import Prompt, Suite
 
 Emit = Callable[[Event], None]
 PROGRESS_INTERVAL_S = 0.25
+RETRY_WAIT_CAP_S = 30.0  # the longest Retry-After honoured; a longer one is cut to this
+RETRY_BACKOFF_S = 0.5  # the first wait when the server gave no Retry-After; doubles per attempt
 WARMUP_MAX_TOKENS = 16
 
 
@@ -45,15 +67,20 @@ class Phase:
 
 
 def plan_phases(profile: Profile, suites: dict[str, Suite]) -> list[PhasePlan]:
-    """Every endpoint's phases: all suites at the first concurrency level, then the next level."""
+    """Every endpoint's phases: all suites at the first load level, then the next level."""
     run = profile.run
     plans = []
     for endpoint in profile.endpoints:
-        for concurrency, suite_name in itertools.product(run.concurrency, run.suites):
+        slo = endpoint.slo if endpoint.slo is not None else run.slo
+        for level, suite_name in itertools.product(load_levels(run), run.suites):
             suite = suites[suite_name]
             count = run.requests * len(suite.prompts) if run.requests is not None else None
-            plans.append(PhasePlan(endpoint.id, suite_name, concurrency, count, run.duration_s))
+            plans.append(phase_plan(endpoint.id, suite_name, level, count, run, slo))
     return plans
+
+
+def _level(plan: PhasePlan) -> tuple[int, float | None]:
+    return plan.concurrency, plan.rate_rps
 
 
 class Runner:
@@ -76,8 +103,10 @@ class Runner:
         self.api_keys = api_keys or {}
         self.verify_tls = verify_tls
         self.plans = plan_phases(profile, suites)
+        self.stop_reason: str | None = None  # why the run was cancelled, for its RunFinished
         self._resume = asyncio.Event()
         self._resume.set()
+        self._verifying: dict[str, set[asyncio.Task]] = {}
 
     @property
     def paused(self) -> bool:
@@ -112,7 +141,7 @@ class Runner:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            self.emit(RunFinished(time.time(), "aborted", "cancelled"))
+            self.emit(RunFinished(time.time(), "aborted", self.stop_reason or "cancelled"))
             raise
         self.emit(RunFinished(time.time(), "complete"))
         return "complete"
@@ -128,7 +157,7 @@ class Runner:
             concurrency=concurrency,
             timeouts=self._timeouts(),
             api_key=self.api_keys.get(endpoint.id, key),
-            verify_tls=self.verify_tls,
+            verify_tls=self.verify_tls and endpoint.verify_tls,
         )
 
     async def _run_endpoint(self, endpoint: Endpoint) -> None:
@@ -150,9 +179,14 @@ class Runner:
                 self.emit(status(time.time(), endpoint.id, "warmup"))
                 await probe.chat(self._request(phases[0].suite, phases[0].suite.prompts[0], True))
         self.emit(status(time.time(), endpoint.id, "running"))
-        for phase in phases:
-            await self._run_phase(endpoint, phase)
-        self.emit(status(time.time(), endpoint.id, "done"))
+        tracker = LoadTracker(phase.plan for phase in phases)
+        stopped = None
+        for phase, following in itertools.zip_longest(phases, phases[1:]):
+            step_ends = following is None or _level(following.plan) != _level(phase.plan)
+            stopped = await self._run_phase(endpoint, phase, tracker, step_ends)
+            if stopped is not None:
+                break
+        self.emit(status(time.time(), endpoint.id, "done", stopped))
 
     def _request(self, suite: Suite, prompt: Prompt, warmup: bool = False) -> ChatRequest:
         run = self.profile.run
@@ -175,34 +209,51 @@ class Runner:
             order = itertools.cycle(prompts)
         return enumerate(order)
 
-    async def _run_phase(self, endpoint: Endpoint, phase: Phase) -> None:
-        plan = phase.plan
+    async def _run_phase(
+        self, endpoint: Endpoint, phase: Phase, tracker: LoadTracker, step_ends: bool = True
+    ) -> str | None:
+        """Run one phase; returns why the sweep stops after it, or None to go on."""
+        plan, run = phase.plan, self.profile.run
         self.emit(PhaseStarted(time.time(), endpoint.id, plan.suite, plan.concurrency, phase.index))
         meter = TokenMeter()
-        work = self._work(phase)
-        deadline = time.perf_counter() + plan.duration_s if plan.duration_s is not None else None
         totals = {"requests": 0, "errors": 0, "tokens": 0}
         started = time.perf_counter()
+        limits = PhaseLimits(run, started)
+        schedule = None
+        if plan.rate_rps is not None:
+            schedule = phase_schedule(plan, schedule_seed(run.seed, endpoint.id, phase.index))
+        trims = TrimWindows.of(run, plan, schedule)
 
-        async def worker(client: EndpointClient) -> None:
-            for request_index, prompt in work:
-                if deadline is not None and time.perf_counter() >= deadline:
-                    return
-                await self._resume.wait()
-                record = await self._measure(client, endpoint, phase, prompt, request_index, meter)
-                totals["requests"] += 1
-                totals["errors"] += record.status == "error"
-                if record.status != "error":
-                    totals["tokens"] += record.tokens_out or 0
-                self.emit(record)
+        def finished(record: RequestFinished) -> None:
+            totals["requests"] += 1
+            totals["errors"] += record.status == "error"
+            limits.errors += record.status == "error"
+            if record.status != "error":
+                totals["tokens"] += record.tokens_out or 0
+            tracker.add(record)
+            self.emit(record)
 
-        async with self._client(endpoint, plan.concurrency) as client:
+        slots = plan.concurrency if schedule is None else plan.concurrency or OPEN_LOOP_SLOTS
+        sent: OpenLoopResult | None = None
+        async with self._client(endpoint, slots) as client:
             reporter = asyncio.create_task(self._report_progress(endpoint.id, meter))
             try:
-                await asyncio.gather(*(worker(client) for _ in range(plan.concurrency)))
+                if schedule is None:
+                    await self._closed_loop(client, endpoint, phase, meter, limits, trims, finished)
+                else:
+                    sent = await self._open_loop(
+                        client, endpoint, phase, meter, limits, trims, schedule, finished
+                    )
+            except asyncio.CancelledError:
+                await self._verified(endpoint.id, cancel=True)
+                raise
             finally:
                 reporter.cancel()
         wall_s = time.perf_counter() - started
+        await self._verified(endpoint.id)
+        rule = None
+        if run.sweep is not None and plan.sweep and step_ends:
+            rule = stop_rule(tracker.points(), run.sweep, tracker.targets)
         self.emit(
             PhaseFinished(
                 t=time.time(),
@@ -214,8 +265,159 @@ class Runner:
                 errors=totals["errors"],
                 output_tokens=totals["tokens"],
                 wall_s=wall_s,
+                late_requests=sent.late if sent else 0,
+                unsent_requests=sent.unsent if sent else 0,
+                limit=limits.hit,
+                sweep_stop=rule,
             )
         )
+        return describe_stop(rule, tracker.points(), tracker.targets) if rule else None
+
+    async def _closed_loop(
+        self,
+        client: EndpointClient,
+        endpoint: Endpoint,
+        phase: Phase,
+        meter: TokenMeter,
+        limits: PhaseLimits,
+        trims: TrimWindows,
+        finished: Callable[[RequestFinished], None],
+    ) -> None:
+        """Exactly ``concurrency`` requests in flight until the work, the time or a limit ends."""
+        plan = phase.plan
+        work = self._work(phase)
+        deadline = limits.started + plan.duration_s if plan.duration_s is not None else None
+
+        async def worker() -> None:
+            for request_index, prompt in work:
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return
+                await self._resume.wait()
+                if limits.reached() is not None:
+                    return
+                limits.sent += 1
+                offset_s = time.perf_counter() - limits.started
+                trimmed = trims.mark(request_index, offset_s)
+
+                def done(record: RequestFinished, trimmed: bool | None = trimmed) -> None:
+                    finished(record if trimmed is None else replace(record, trimmed=trimmed))
+
+                await self._send(client, endpoint, phase, prompt, request_index, meter, done)
+
+        await asyncio.gather(*(worker() for _ in range(plan.concurrency)))
+
+    async def _open_loop(
+        self,
+        client: EndpointClient,
+        endpoint: Endpoint,
+        phase: Phase,
+        meter: TokenMeter,
+        limits: PhaseLimits,
+        trims: TrimWindows,
+        schedule: list[float],
+        finished: Callable[[RequestFinished], None],
+    ) -> OpenLoopResult:
+        """Requests sent on ``schedule``, each as it falls due; late ones say how late."""
+        prompts = phase.suite.prompts
+
+        async def send(index: int, due_s: float, late_s: float) -> None:
+            prompt = prompts[index % len(prompts)]
+
+            def done(record: RequestFinished) -> None:
+                finished(replace(record, late_s=late_s, trimmed=trims.mark(index, due_s)))
+
+            await self._send(client, endpoint, phase, prompt, index, meter, done)
+
+        def stop(sent: int) -> bool:
+            limits.sent = sent
+            return limits.reached() is not None
+
+        return await run_open_loop(
+            schedule,
+            send,
+            max_in_flight=phase.plan.concurrency or OPEN_LOOP_SLOTS,
+            send_until_s=phase.plan.duration_s,
+            resume=self._resume,
+            stop=stop,
+        )
+
+    async def _send(
+        self,
+        client: EndpointClient,
+        endpoint: Endpoint,
+        phase: Phase,
+        prompt: Prompt,
+        request_index: int,
+        meter: TokenMeter,
+        done: Callable[[RequestFinished], None],
+    ) -> None:
+        """One planned request, resent after a 429 or 503 up to ``run.retries`` times.
+
+        Every attempt goes to ``done`` as its own row (``attempt`` 0, 1, ...), so a retry never
+        hides the fault it answered; the wait honours Retry-After up to ``RETRY_WAIT_CAP_S``.
+        """
+        attempt = 0
+        while True:
+            record = await self._measure(client, endpoint, phase, prompt, request_index, meter)
+            if attempt:
+                record = replace(record, attempt=attempt)
+            self._verify_then(endpoint.id, phase, prompt, record, done)
+            if attempt >= self.profile.run.retries or not retryable(record.error_message):
+                return
+            await asyncio.sleep(retry_wait_s(record.retry_after_s, attempt))
+            await self._resume.wait()
+            attempt += 1
+
+    def _verify_then(
+        self,
+        endpoint_id: str,
+        phase: Phase,
+        prompt: Prompt,
+        record: RequestFinished,
+        done: Callable[[RequestFinished], None],
+    ) -> None:
+        """Hand ``record`` to ``done`` once its verified score is in, without holding the slot.
+
+        Verifying can take a second (a code answer runs its hidden tests in a sandbox); scoring
+        in the background lets the closed loop send its next request at once, so exactly N stay
+        in flight. The phase waits for these tasks after its wall time is taken.
+        """
+        if record.status == "error":
+            done(record)
+            return
+
+        async def verify() -> None:
+            verified = None
+            try:
+                verified = await score_verified_async(
+                    phase.suite,
+                    prompt,
+                    record.answer_text,
+                    _parse_tool_calls(record.tool_calls_json),
+                    record.reasoning_text,
+                )
+            finally:
+                # Cancelled (the run is stopping): the row is still recorded, unverified.
+                done(
+                    replace(
+                        record,
+                        score_verified=verified[0] if verified else None,
+                        score_verified_detail=verified[1] if verified else None,
+                    )
+                )
+
+        pending = self._verifying.setdefault(endpoint_id, set())
+        task = asyncio.create_task(verify())
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
+    async def _verified(self, endpoint_id: str, *, cancel: bool = False) -> None:
+        """Wait for the endpoint's scoring in flight (cancelled first when the run stops)."""
+        pending = list(self._verifying.get(endpoint_id, ()))
+        if cancel:
+            for task in pending:
+                task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     async def _measure(
         self,
@@ -259,6 +461,12 @@ class Runner:
             rate = (meter.tokens - last_tokens) / (now - last_t)
             last_tokens, last_t = meter.tokens, now
             self.emit(TokenProgress(time.time(), endpoint_id, meter.in_flight, rate))
+
+
+def retry_wait_s(retry_after_s: float | None, attempt: int) -> float:
+    """Seconds to wait before resending: the server's Retry-After, else exponential backoff."""
+    wait_s = retry_after_s if retry_after_s is not None else RETRY_BACKOFF_S * 2**attempt
+    return min(wait_s, RETRY_WAIT_CAP_S)
 
 
 def _parse_tool_calls(tool_calls_json: str | None) -> list[dict] | None:

@@ -2,6 +2,10 @@
 
 A session is what `run --headless`, the UI's worker process and `run --detach` all execute; they
 differ only in who else subscribes to the events (a progress printer, a pipe to the UI, nobody).
+
+A snapshot part that cannot be written (a full disk, a directory gone read-only) stops the run at
+once: the rest of it could not be kept either. The run ends ``aborted`` with a RunFinished whose
+message says why, and the parts already written stay readable.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ import aiohttp
 from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.events import Event, GpuSample
 from nvfp4_tui.profile import Profile
+from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import new_run_id
-from nvfp4_tui.store.writer import SnapshotWriter
+from nvfp4_tui.store.writer import PartWriteError, SnapshotWriter
 from nvfp4_tui.suites import Suite
 from nvfp4_tui.telemetry.prometheus import MetricsStatus, PrometheusScraper, scrape_loop
 from nvfp4_tui.telemetry.sampler import GpuSampler
@@ -43,6 +48,16 @@ def resolved_profile(profile: Profile) -> dict[str, Any]:
         "run": asdict(profile.run),
         "endpoints": [asdict(e) for e in profile.endpoints],
     }
+
+
+def tls_warnings(profile: Profile) -> list[str]:
+    """One loud line per https endpoint whose certificate will not be checked."""
+    return [
+        f"warning: TLS certificate verification is OFF for endpoint {e.id} ({e.url}): "
+        "anyone on the path can read or alter its traffic (verify_tls = false in the profile)"
+        for e in profile.endpoints
+        if not e.verify_tls and e.url.startswith("https:")
+    ]
 
 
 class Session:
@@ -90,27 +105,45 @@ class Session:
         def on_gpu_samples(samples: list[GpuSample]) -> None:
             loop.call_soon_threadsafe(lambda: [self.emit(s) for s in samples])
 
+        for message in tls_warnings(self.profile):
+            note(message)
+        run_task = asyncio.create_task(self.runner.run())
+
+        def on_write_error(error: SnapshotError) -> None:
+            note(str(error))
+            if isinstance(error, PartWriteError) and not run_task.done():
+                self.runner.stop_reason = f"run stopped: the snapshot cannot be written: {error}"
+                run_task.cancel()
+
         sampler = GpuSampler(self.gpu_sources, on_samples=on_gpu_samples, on_error=note)
         sampler.start()
         side_tasks = [
             asyncio.create_task(
-                self.writer.flush_periodically(FLUSH_INTERVAL_S, on_error=lambda e: note(str(e)))
+                self.writer.flush_periodically(FLUSH_INTERVAL_S, on_error=on_write_error)
             ),
             asyncio.create_task(self._scrape_server_metrics(note)),
         ]
         status = "aborted"
         try:
-            status = await self.runner.run()
+            status = await run_task
         except asyncio.CancelledError:
             status = "aborted"
         finally:
+            if not run_task.done():
+                run_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await run_task  # the runner's own clean-up: its RunFinished is recorded
             for task in side_tasks:
                 task.cancel()
             for task in side_tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
             await asyncio.to_thread(sampler.stop)
-            await asyncio.to_thread(self.writer.close, status)
+            try:
+                await asyncio.to_thread(self.writer.close, status)
+            except SnapshotError as error:
+                # What reached the disk stays readable; a reader sees the writer gone.
+                note(f"the snapshot could not be finished: {error}")
         return SessionResult(status, self.snapshot_path, messages)
 
     async def _scrape_server_metrics(self, note: Callable[[str], None]) -> None:

@@ -3,14 +3,17 @@
 The UI starts this process so that the clock that times tokens never shares an event loop or a
 GIL with rendering. Commands arrive on stdin, one per line: ``pause``, ``resume``, ``stop``.
 SIGTERM, SIGINT and SIGHUP (the SSH session dropped) all stop the run cleanly: requests in flight
-are cancelled, everything finished is written and the manifest says ``aborted``. A run that must
-outlive the terminal is started with ``--detach`` instead.
+are cancelled, everything finished is written and the manifest says ``aborted``. The UI starts
+the worker in a session of its own, so a dropped SSH connection signals the UI, not the worker;
+the UI's end closes the worker's stdin, and a worker started with ``stop_when_stdin_closes`` takes
+that as the same stop. A run that must outlive the terminal is started with ``--detach`` instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -40,6 +43,10 @@ class WorkerSpec:
     urls: dict[str, str]
     gpu_telemetry: str | None = None
     run_id: str | None = None
+    rate_rps: list[float] | None = None  # open loop; None: closed loop at ``concurrency``
+    arrivals: str | None = None
+    sweep: bool = False
+    stop_when_stdin_closes: bool = False  # the UI started it: the UI's end (SSH drop) ends the run
 
     @classmethod
     def of(
@@ -55,6 +62,9 @@ class WorkerSpec:
             urls={e.id: e.url for e in profile.endpoints},
             gpu_telemetry=gpu_telemetry,
             run_id=run_id,
+            rate_rps=list(profile.run.rate_rps) or None,
+            arrivals=profile.run.arrivals if profile.run.rate_rps else None,
+            sweep=profile.run.sweep is not None,
         )
 
     def profile(self) -> Profile:
@@ -64,6 +74,9 @@ class WorkerSpec:
             concurrency=tuple(self.concurrency),
             requests=self.requests,
             duration_s=self.duration_s,
+            rate_rps=tuple(self.rate_rps) if self.rate_rps else None,
+            arrivals=self.arrivals,
+            sweep=self.sweep,
         )
         return with_urls(profile, self.urls)
 
@@ -98,7 +111,7 @@ class PipeWriter:
             self.flush()
 
 
-async def _read_commands(session: Session, main_task: asyncio.Task) -> None:
+async def _read_commands(session: Session, main_task: asyncio.Task, stop_at_eof: bool) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -111,6 +124,15 @@ async def _read_commands(session: Session, main_task: asyncio.Task) -> None:
         elif command == "stop":
             main_task.cancel()
             return
+    if stop_at_eof:
+        session.runner.stop_reason = "stopped: the monitor went away (its terminal closed?)"
+        main_task.cancel()
+
+
+def _print_message(message: str) -> None:
+    # With the UI gone stderr is a broken pipe; the run's own stop must not fail on it.
+    with contextlib.suppress(OSError):
+        print(message, file=sys.stderr, flush=True)
 
 
 def _stdin_is_pipe() -> bool:
@@ -134,7 +156,7 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
         Path(spec.out_root),
         subscribers=[pipe],
         gpu_sources=sources,
-        on_message=lambda m: print(m, file=sys.stderr, flush=True),
+        on_message=_print_message,
         run_id=spec.run_id,
     )
     session.open()
@@ -148,7 +170,9 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
         loop.add_signal_handler(sig, main_task.cancel)
     flusher = asyncio.create_task(pipe.flush_periodically())
     commands = (
-        asyncio.create_task(_read_commands(session, main_task)) if not sys.stdin.isatty() else None
+        asyncio.create_task(_read_commands(session, main_task, spec.stop_when_stdin_closes))
+        if not sys.stdin.isatty()
+        else None
     )
     try:
         result = await session.run()

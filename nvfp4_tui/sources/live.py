@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 from nvfp4_tui.bench.worker import WorkerSpec
@@ -20,7 +21,9 @@ class LiveSource:
     kind = "live"
 
     def __init__(self, spec: WorkerSpec, log_path: Path | None = None) -> None:
-        self.spec = spec
+        # The worker lives in its own session: when this process dies (an SSH drop), the
+        # closed pipe is what tells it to stop.
+        self.spec = replace(spec, stop_when_stdin_closes=True)
         self.log_path = log_path
         self.process: asyncio.subprocess.Process | None = None
         self.snapshot_path: Path | None = None

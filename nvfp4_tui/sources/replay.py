@@ -11,6 +11,10 @@ event from the start up to the new position. A consumer drops its state and fold
 into a fresh one (``is_reset(batch)`` tells, for any source's batch). Rebuilding costs one pass of
 ``FleetState.apply`` over the events (about 3 µs each), so a one-hour, seven-GPU run rebuilds in
 a fraction of a second.
+
+A snapshot whose writer died (killed, crashed) holds no RunFinished; the replay ends it with one
+of its own, ``aborted`` with ``WRITER_GONE_MESSAGE``, at its last event, so views show how it
+ended rather than a run that seems to go on.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 
-from nvfp4_tui.events import Event, RequestFinished
+from nvfp4_tui.events import Event, RequestFinished, RunFinished
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 
 # x1 ... x60, then None: as fast as the consumer takes the events.
@@ -31,6 +35,7 @@ SPEED_STEPS: tuple[float | None, ...] = (1.0, 2.0, 5.0, 10.0, 60.0, None)
 SEEK_STEP_S = 10.0
 TICK_S = 1 / 30  # at a finite speed, batches are at least this far apart (bounded wake-ups)
 MAX_SPEED_CHUNK = 5000  # events per batch at max speed, so the consumer can draw between them
+WRITER_GONE_MESSAGE = "writer gone: the run's process ended without finishing its snapshot"
 
 
 class ReplayBatch(list[Event]):
@@ -104,8 +109,12 @@ class ReplaySource:
         self.snapshot = snapshot if isinstance(snapshot, Snapshot) else open_snapshot(snapshot)
         self.hold_at_end = hold_at_end
         self._clock = clock
+        recorded = self.snapshot.events()
+        if self.snapshot.writer_gone:
+            last_t = max((timeline_t(e) for e in recorded), default=0.0)
+            recorded.append(RunFinished(last_t, "aborted", WRITER_GONE_MESSAGE))
         timed = sorted(
-            ((timeline_t(e), i, e) for i, e in enumerate(self.snapshot.events())),
+            ((timeline_t(e), i, e) for i, e in enumerate(recorded)),
             key=lambda item: (item[0], item[1]),
         )
         self._events: list[Event] = [e for _, _, e in timed]
@@ -130,8 +139,9 @@ class ReplaySource:
 
     @property
     def run_status(self) -> str:
-        """The recorded run's status: ``complete``, ``aborted`` (or ``running`` if it crashed)."""
-        return self.snapshot.status
+        """The recorded run's status: ``complete``, ``aborted`` (its writer's death included), or
+        ``running`` while another process still writes it."""
+        return "aborted" if self.snapshot.writer_gone else self.snapshot.status
 
     @property
     def events_total(self) -> int:

@@ -11,6 +11,10 @@ script did, so the phase lasts as long as its slowest request. Endpoint ``i`` of
 A row with 0 output tokens and no error is the script's silent HTTP failure (DESIGN.md): it is
 written as ``status="error"``, ``error_kind="suspect"`` so reports count it apart and never
 average its zero score. Bad input raises LegacyError, one line naming the file and the key.
+
+The script kept 500 characters of each answer, so a file far larger than its runs made, or a
+string far longer than it wrote, is refused with the key that holds it: memory stays bounded
+(about twice the file) whatever the file holds.
 """
 
 from __future__ import annotations
@@ -45,13 +49,20 @@ SUSPECT_MESSAGE = (
     "suspect: 0 output tokens and no error recorded (the legacy script's silent failure)"
 )
 GPU_SOURCE = "legacy"
+FILE_MAX_BYTES = 256 * 1024 * 1024
+TEXT_MAX_CHARS = 100_000
 _HTTP_STATUS = re.compile(r"\b([45])\d\d\b")
+_LINE_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 T = TypeVar("T")
 
 
 class LegacyError(Exception):
     """The legacy file cannot be imported; the message is one line naming the file and key."""
+
+    def __init__(self, message: str) -> None:
+        # Keys and values come from the file: a newline or an escape in one stays escaped.
+        super().__init__(_LINE_BREAKING.sub(lambda m: f"\\u{ord(m.group()):04x}", message))
 
 
 @dataclass(frozen=True)
@@ -108,6 +119,8 @@ class _Reader:
         self.source = source
 
     def fail(self, where: str, expected: str, value: Any) -> LegacyError:
+        if isinstance(value, str) and len(value) > 60:
+            value = value[:60]  # a huge string is not copied whole to be cut
         shown = json.dumps(value, ensure_ascii=False)
         if len(shown) > 60:
             shown = shown[:59] + "…"
@@ -195,8 +208,29 @@ def _vram(reader: _Reader, metadata: dict[str, Any], moment: str) -> dict[int, f
     return readings
 
 
+def _check_sizes(body: Any, source: str) -> None:
+    """LegacyError naming the first string (or key) longer than TEXT_MAX_CHARS."""
+    pending: list[tuple[str, Any]] = [("top level", body)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, str):
+            if len(value) > TEXT_MAX_CHARS:
+                raise LegacyError(
+                    f"{source}: {where}: a string of {len(value):,} characters; the legacy "
+                    f"script wrote at most a few hundred (limit {TEXT_MAX_CHARS:,})"
+                )
+        elif isinstance(value, dict):
+            for key, inner in value.items():
+                if len(key) > TEXT_MAX_CHARS:
+                    raise LegacyError(f"{source}: {where}: a key of {len(key):,} characters")
+                pending.append((key if where == "top level" else f"{where}.{key}", inner))
+        elif isinstance(value, list):
+            pending.extend((f"{where}[{i}]", inner) for i, inner in enumerate(value))
+
+
 def parse_legacy(body: Any, source: str) -> LegacyRun:
     """Validate a decoded legacy file; ``source`` names it in error messages."""
+    _check_sizes(body, source)
     reader = _Reader(source)
     if not isinstance(body, dict):
         raise reader.fail("top level", "an object with metadata and results", type(body).__name__)
@@ -263,8 +297,16 @@ def _result(reader: _Reader, row: Any, where: str, known: set[str]) -> LegacyRes
 def read_legacy(path: Path) -> LegacyRun:
     """Read and validate a legacy file; LegacyError (one line) if it cannot be imported."""
     source = str(path)
+    too_big = f"{source}: more than {FILE_MAX_BYTES:,} bytes; no legacy file is that large"
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if Path(path).stat().st_size > FILE_MAX_BYTES:
+            raise LegacyError(too_big)
+        with open(path, "rb") as legacy_file:  # bounded: a pipe or a device has no size
+            data = legacy_file.read(FILE_MAX_BYTES + 1)
+        if len(data) > FILE_MAX_BYTES:
+            raise LegacyError(too_big)
+        text = data.decode("utf-8")
+        del data
     except (OSError, UnicodeDecodeError) as exc:
         raise LegacyError(f"{source}: cannot read ({exc.__class__.__name__}: {exc})") from None
     try:
@@ -273,6 +315,8 @@ def read_legacy(path: Path) -> LegacyRun:
         raise LegacyError(
             f"{source}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise LegacyError(f"{source}: not a legacy file (JSON nested too deeply)") from None
     return parse_legacy(body, source)
 
 

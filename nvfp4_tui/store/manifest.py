@@ -2,8 +2,10 @@
 
 The manifest holds what the caller resolved (the profile, secrets removed) plus what the writer
 adds: ``schema_version``, ``run_id``, ``host``, ``versions``, ``started_at``, ``ended_at`` and
-``status`` (``running`` | ``complete`` | ``aborted``). It is always replaced whole, through a
-temporary file and a rename, so a reader sees either the old or the new manifest.
+``status`` (``running`` | ``complete`` | ``aborted``) and ``writer`` (the host and pid of the
+process writing it, so a reader can tell a run still going from one whose writer died). It is
+always replaced whole, through a temporary file and a rename, so a reader sees either the old or
+the new manifest.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ class SnapshotError(Exception):
 def check_run_id(run_id: str) -> str:
     """``run_id`` if it is a safe single directory name, else SnapshotError."""
     if not _RUN_ID.fullmatch(run_id) or run_id.startswith(".") or len(run_id) > _RUN_ID_MAX_CHARS:
+        shown = repr(run_id) if len(run_id) <= 60 else repr(run_id[:57]) + "..."
         raise SnapshotError(
-            f"invalid run id {run_id!r}: expected letters, digits, '_', '.', '-' "
+            f"invalid run id {shown}: expected letters, digits, '_', '.', '-' "
             f"(not starting with '.', at most {_RUN_ID_MAX_CHARS} characters)"
         )
     return run_id
@@ -78,6 +81,7 @@ def build_manifest(given: dict[str, Any], run_id: str) -> dict[str, Any]:
         run_id=run_id,
         status="running",
         ended_at=None,
+        writer={"host": socket.gethostname(), "pid": os.getpid()},
     )
     return body
 
@@ -148,6 +152,10 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     run_id = body.get("run_id")
     if not isinstance(run_id, str):
         raise SnapshotError(f"{path}: key 'run_id' is {run_id!r}; expected a string")
+    try:
+        check_run_id(run_id)  # it names files and titles: no path, no escape sequence
+    except SnapshotError as exc:
+        raise SnapshotError(f"{path}: key 'run_id': {exc}") from None
     return body
 
 

@@ -6,16 +6,24 @@ parts are ignored: the writer writes it from every part, atomically, before dele
 compacted file that cannot be read falls back to the parts. A file that cannot be read (truncated,
 empty, wrong columns) is skipped with a one-line warning naming it; dot-named temporary files are
 never read.
+
+A snapshot whose manifest still says ``running`` may be a run in progress or one whose writer
+died (SIGKILL, a crash, a power cut). ``writer_gone`` tells them apart: the writer's pid, recorded
+in the manifest, is no longer alive on this host; or, where that cannot be checked (another host,
+an older snapshot), nothing in it changed for ``WRITER_SILENT_S``.
 """
 
 from __future__ import annotations
 
+import os
+import socket
+import time
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from nvfp4_tui.events import Event
+from nvfp4_tui.events import Event, decode
 from nvfp4_tui.store.manifest import (
     SnapshotError,
     check_run_id,
@@ -24,6 +32,7 @@ from nvfp4_tui.store.manifest import (
     read_manifest,
 )
 from nvfp4_tui.store.schema import (
+    EVENTS_TABLE,
     SCHEMAS,
     TABLES,
     empty_frame,
@@ -43,6 +52,8 @@ __all__ = [
 ]
 
 _PROBLEM_MAX_CHARS = 160
+# A writer flushes at least every second while anything happens; this much silence means it died.
+WRITER_SILENT_S = 300.0
 # A retry follows a part that compaction removed; after it the compacted file is in place.
 _TABLE_READ_ATTEMPTS = 3
 
@@ -133,6 +144,73 @@ def _read_table(directory: Path, table: str) -> tuple[pl.DataFrame, list[str]]:
     raise SnapshotError(f"{vanished}: removed while reading; the snapshot is changing")
 
 
+def _pid_alive(pid: int) -> bool | None:
+    """Whether process ``pid`` runs on this host (a zombie does not); None if it cannot be told."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    except OSError:
+        return None
+    try:
+        # Field 3 of /proc/PID/stat, after the parenthesised name, is the state; Z is a zombie.
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _newest_change(directory: Path) -> float:
+    """The newest modification time of the manifest and every table file or part."""
+    newest = 0.0
+    paths = [directory, *directory.iterdir()]
+    for table in TABLES:
+        if (directory / table).is_dir():
+            paths.extend((directory / table).iterdir())
+    for path in paths:
+        try:
+            newest = max(newest, path.stat().st_mtime)
+        except OSError:
+            continue
+    return newest
+
+
+def writer_gone(directory: Path, manifest: dict[str, Any]) -> bool:
+    """A ``running`` snapshot whose writer is dead: it will never be finished."""
+    if manifest.get("status") != "running":
+        return False
+    writer = manifest.get("writer")
+    if isinstance(writer, dict) and writer.get("host") == socket.gethostname():
+        pid = writer.get("pid")
+        if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+            alive = _pid_alive(pid)
+            if alive is not None:
+                return not alive
+    try:
+        return time.time() - _newest_change(directory) > WRITER_SILENT_S
+    except OSError:
+        return False
+
+
+def _decoded(directory: Path, table: str, frame: pl.DataFrame, warnings: list[str]) -> list[Event]:
+    """The frame's events; an ``events`` row whose JSON is not an event is skipped, named."""
+    try:
+        return frame_to_events(table, frame)
+    except (ValueError, TypeError, KeyError):
+        if table != EVENTS_TABLE:
+            raise
+    events: list[Event] = []
+    for index, text in enumerate(frame.get_column("json")):
+        try:
+            events.append(decode(text))
+        except (ValueError, TypeError, KeyError) as exc:
+            problem = error_text(exc)[:_PROBLEM_MAX_CHARS]
+            warnings.append(f"skipped {directory / table} row {index}: not an event ({problem})")
+    return events
+
+
 def _sorted_by_t(batches: list[list[Event]]) -> list[Event]:
     """Events of all tables by ``t``; ties keep table order, then row order (sort is stable)."""
     merged = [event for batch in batches for event in batch]
@@ -152,7 +230,10 @@ class Snapshot:
             frame, warnings = _read_table(self.path, table)
             self._frames[table] = frame
             self.warnings.extend(warnings)
-        self._events = _sorted_by_t([frame_to_events(t, self._frames[t]) for t in TABLES])
+        self._events = _sorted_by_t(
+            [_decoded(self.path, t, self._frames[t], self.warnings) for t in TABLES]
+        )
+        self._writer_gone = writer_gone(self.path, self.manifest)
 
     @property
     def run_id(self) -> str:
@@ -162,6 +243,16 @@ class Snapshot:
     def status(self) -> str:
         """``running`` (still being written, or its writer died), ``complete`` or ``aborted``."""
         return str(self.manifest["status"])
+
+    @property
+    def writer_gone(self) -> bool:
+        """The manifest says ``running`` but its writer died: the run ended aborted."""
+        return self._writer_gone
+
+    @property
+    def status_label(self) -> str:
+        """The status as people should read it: ``aborted (writer gone)`` for a dead writer's."""
+        return "aborted (writer gone)" if self._writer_gone else self.status
 
     def table(self, name: str) -> pl.DataFrame:
         """One table (``requests``, ``gpu``, ``server`` or ``events``) in its documented schema."""
@@ -235,7 +326,7 @@ class SnapshotTail:
                 self._compacted_done.add(table)
                 fresh = result.slice(self._rows_seen[table])
                 self._rows_seen[table] = result.height
-                return frame_to_events(table, fresh)
+                return _decoded(self.path, table, fresh, self.warnings)
             self._compacted_bad.add(table)
             self.warnings.append(_skipped(compacted, f"{result}; reading its parts instead"))
         unseen = [part for part in parts if part.name not in self._parts_seen[table]]
@@ -246,7 +337,7 @@ class SnapshotTail:
         if together is not None:
             self._parts_seen[table].update(part.name for part in unseen)
             self._rows_seen[table] += together.height
-            return frame_to_events(table, together)
+            return _decoded(self.path, table, together, self.warnings)
         fresh_events: list[Event] = []
         for part in unseen:
             try:
@@ -256,7 +347,7 @@ class SnapshotTail:
             self._parts_seen[table].add(part.name)
             if isinstance(result, pl.DataFrame):
                 self._rows_seen[table] += result.height
-                fresh_events.extend(frame_to_events(table, result))
+                fresh_events.extend(_decoded(self.path, table, result, self.warnings))
             else:
                 self.warnings.append(_skipped(part, result))
         return fresh_events

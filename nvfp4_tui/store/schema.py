@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 import typing
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from typing import Any, Literal
 
 import polars as pl
@@ -122,25 +122,30 @@ def events_to_frame(table: str, batch: list[Event]) -> pl.DataFrame:
     return _with_ts(frame).select(schema.names())
 
 
-def _optional_columns(table: str) -> frozenset[str]:
+def _column_defaults(table: str) -> dict[str, Any]:
     if table not in ROW_TABLES:
-        return frozenset()
-    return frozenset(f.name for f in fields(ROW_TABLES[table]) if f.default is None)
+        return {}
+    return {f.name: f.default for f in fields(ROW_TABLES[table]) if f.default is not MISSING}
 
 
-OPTIONAL_COLUMNS: dict[str, frozenset[str]] = {name: _optional_columns(name) for name in TABLES}
+# Columns an older snapshot may lack, and the value each takes there (its field's default).
+COLUMN_DEFAULTS: dict[str, dict[str, Any]] = {name: _column_defaults(name) for name in TABLES}
+OPTIONAL_COLUMNS: dict[str, frozenset[str]] = {
+    name: frozenset(defaults) for name, defaults in COLUMN_DEFAULTS.items()
+}
 
 
 def upgrade_frame(table: str, frame: pl.DataFrame) -> pl.DataFrame:
-    """A frame written before optional columns were added, with those columns as nulls.
+    """A frame written before optional columns were added, with those columns at their defaults.
 
-    Fields added to an event later (with a default of None) must not make older snapshots
-    unreadable; anything else missing is still a schema problem.
+    Fields added to an event later (with a default: None, or e.g. ``attempt = 0``) must not make
+    older snapshots unreadable; anything else missing is still a schema problem.
     """
+    defaults = COLUMN_DEFAULTS[table]
     missing = [
-        pl.lit(None, dtype).alias(name)
+        pl.lit(defaults[name], dtype).alias(name)
         for name, dtype in SCHEMAS[table].items()
-        if name not in frame.schema and name in OPTIONAL_COLUMNS[table]
+        if name not in frame.schema and name in defaults
     ]
     return frame.with_columns(missing) if missing else frame
 

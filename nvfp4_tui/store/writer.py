@@ -41,6 +41,10 @@ _MIB = 1024 * 1024
 _PART = re.compile(r"^part-(\d{6,})\.parquet$")
 
 
+class PartWriteError(SnapshotError):
+    """A part could not be written (disk full, directory unwritable); its events stay buffered."""
+
+
 def part_name(index: int) -> str:
     return f"part-{index:06d}.parquet"
 
@@ -213,7 +217,7 @@ class SnapshotWriter:
             try:
                 write_atomic(path, parquet_bytes(frame))
             except OSError as exc:
-                failures.append(SnapshotError(f"cannot write {path}: {error_text(exc)}"))
+                failures.append(PartWriteError(f"cannot write {path}: {error_text(exc)}"))
                 with self._buffers_lock:
                     self._buffers[table] = batch + self._buffers[table]
                     self._writing -= len(batch)

@@ -259,6 +259,8 @@ class PrometheusScraper:
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._deltas = {e.id: ServerMetricsDelta(e.id) for e in self._endpoints}
         self._states: dict[str, MetricsState] = {}
+        # A server that echoes request headers into its reply would put the key in a message.
+        self._secrets = {e.id: key for e in self._endpoints if (key := _api_key(e))}
 
     def state(self, endpoint_id: str) -> MetricsState | None:
         """The endpoint's last known metrics state; None before its first poll."""
@@ -307,14 +309,21 @@ class PrometheusScraper:
             return
         first = endpoint_id not in self._states
         self._states[endpoint_id] = state
+        secret = self._secrets.get(endpoint_id)
+        if secret:
+            message = message.replace(secret, "***")
         if self._on_status is not None and not (first and state == "ok"):
             self._on_status(
                 MetricsStatus(t=t, endpoint_id=endpoint_id, state=state, message=message)
             )
 
 
+def _api_key(endpoint: Endpoint) -> str | None:
+    return os.environ.get(endpoint.api_key_env) or None if endpoint.api_key_env else None
+
+
 def _headers(endpoint: Endpoint) -> dict[str, str]:
-    key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
+    key = _api_key(endpoint)
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 

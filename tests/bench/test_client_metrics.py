@@ -52,6 +52,9 @@ def test_measurement_fields_are_request_finished_less_its_context() -> None:
         "score_verified_detail",
         "score_judge",
         "score_judge_detail",
+        "late_s",
+        "trimmed",
+        "attempt",
     }
     row_fields = [f.name for f in fields(RequestFinished) if f.name not in context]
     assert [f.name for f in fields(Measurement)] == row_fields

@@ -70,6 +70,10 @@ PINNED_REQUESTS_SCHEMA: list[tuple[str, pl.DataType]] = [
     ("score_verified_detail", pl.String()),
     ("score_judge", pl.Float64()),
     ("score_judge_detail", pl.String()),
+    ("late_s", pl.Float64()),
+    ("trimmed", pl.Boolean()),
+    ("retry_after_s", pl.Float64()),
+    ("attempt", pl.Int64()),
 ]
 
 
