@@ -1,0 +1,160 @@
+"""Each benchmark's code path on a tiny size, so the scripts keep working; no speed assertions."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import client_ceiling
+import fidelity
+import harness
+import memory_rss
+import peer
+import pytest
+import store_io
+import ui_cost
+
+FAST_SIM = {"decode_tps": 200.0, "ttft_s": 0.2, "vram_used_mib": 1000.0, "tools": False}
+
+
+def _rendered(parts: list[str]) -> str:
+    text = "\n".join(parts)
+    assert text.strip()
+    return text
+
+
+def test_harness_statistics_and_results_file(tmp_path: Path) -> None:
+    assert harness.percentile([3.0, 1.0, 2.0, 4.0], 0.5) == pytest.approx(2.5)
+    assert harness.median([]) is None
+    assert harness.slope_per_unit([0, 1, 2, 3], [1, 3, 5, 7]) == pytest.approx(2.0)
+    assert harness.slope_per_unit([1, 1], [1, 2]) is None
+    assert harness.cpu_seconds(os.getpid()) > 0
+    assert harness.rss_mib() > 1
+    target = harness.Target("x", "goal", "1 s", True)
+    path = harness.write_result(
+        "smoke", tmp_path, quick=True, settings={}, numbers={"a": 1}, targets=[target], notes=[]
+    )
+    document = json.loads(path.read_text())
+    assert document["numbers"] == {"a": 1}
+    assert document["machine"]["nproc"] >= 1
+    assert document["targets"][0]["met"] is True
+    assert "met" in harness.targets_table([target])
+
+
+def test_fidelity_measures_against_the_schedule(tmp_path: Path) -> None:
+    profile = harness.write_sim_profile(
+        tmp_path / "fleet.toml",
+        "smoke",
+        {"a": {**FAST_SIM, "seed": 1}, "b": {**FAST_SIM, "seed": 2}},
+    )
+    settings = fidelity.Settings(
+        profile=profile,
+        levels=(fidelity.Level(1, 2, 8), fidelity.Level(2, 1, 8)),
+        seed_levels=(fidelity.Level(1, 1, 8),),
+    )
+    numbers = fidelity.run(settings)
+    stream = [r for r in numbers["levels"] if r["method"] == "stream"]
+    assert [r["requests"] for r in stream] == [4, 4]  # 2 endpoints x workers x scored
+    for row in stream:
+        # Within half the true TTFT and decode rate: the truth is the right schedule (a wrong one
+        # is off by a factor), with room for a busy machine.
+        assert abs(row["ttft_err_ms_median"]) < 0.5 * row["ttft_true_ms_median"]
+        assert row["decode_abs_err_pct_median"] < 50
+    # At c=1 the simulator's histogram holds exactly the scored requests: the bias splits.
+    assert stream[0]["sim_late_ms_mean"] is not None
+    seed = [r for r in numbers["levels"] if r["method"] == "seed"]
+    assert seed[0]["seed_tps_err_pct_median"] < 0  # tokens / latency counts the prefill too
+    assert "Fidelity" in _rendered(fidelity.report(numbers))
+    assert len(fidelity.targets(numbers)) == 2
+
+
+def test_client_ceiling_reads_the_same_streams_every_way() -> None:
+    settings = client_ceiling.Settings(
+        streams=2,
+        requests_per_stream=1,
+        max_tokens=64,
+        repeats=1,
+        trust_levels=(1,),
+        trust_settle_s=0.3,
+        trust_window_s=0.5,
+        trust_max_tokens=8,
+        decode_samples=1,
+    )
+    numbers = client_ceiling.run(settings)
+    variants = numbers["variants"]
+    assert {(v["reader"], v["loop"]) for v in variants} >= {
+        ("bare", "asyncio"),
+        ("client", "asyncio"),
+    }
+    # Every way saw the same chunks: the bare loop's event count matches the client's chunks.
+    assert len({v["chunks"] for v in variants}) == 1
+    assert all(v["chunks_per_cpu_s"] > 0 and math.isfinite(v["ratio_to_bare"]) for v in variants)
+    assert {r["decoder"] for r in numbers["decode_us_per_chunk"]} >= {"json"}
+    (level,) = numbers["trust_levels"]
+    assert level["requests"] > 0
+    assert level["server_ttft_ms_mean"] >= 100.0  # the endpoint's TTFT is 0.1 s
+    assert "Trust limit" in _rendered(client_ceiling.report(numbers))
+    assert len(client_ceiling.targets(numbers)) == 2
+
+
+def test_client_ceiling_without_optional_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_ceiling, "_installed", lambda name: False)
+    assert set(client_ceiling._decoders()) == {"json"}
+    assert set(client_ceiling._loop_factories()) == {"asyncio"}
+    assert client_ceiling._typed_msgspec_decoder() is None
+
+
+def test_ui_cost_samples_the_ui_apart_from_its_children() -> None:
+    settings = ui_cost.Settings(
+        load_concurrency=1,
+        warmup_s=0.5,
+        load_window_s=1.0,
+        idle_window_s=0.5,
+        idle_run_timeout_s=60.0,
+        idle_time_scale=50.0,
+        sample_s=0.5,
+    )
+    numbers = ui_cost.run(settings)
+    load = numbers["load"]["cpu_pct"]
+    assert set(load) == {"ui", "sim", "worker"}
+    assert all(pct >= 0 for pct in load.values())  # 1 s at 10 ms clock ticks: may read 0
+    assert numbers["load"]["ui_cpu_pct_series"]
+    assert "worker" not in numbers["idle"]["cpu_pct"]  # the short run had finished
+    assert "UI cost" in _rendered(ui_cost.report(numbers))
+    assert len(ui_cost.targets(numbers)) == 2
+
+
+def test_store_writes_opens_and_ranks() -> None:
+    settings = store_io.Settings(
+        write_rows=300, big_requests=2000, big_gpu_samples=10_000, leaderboard_requests=2000
+    )
+    numbers = store_io.run(settings)
+    with_text = numbers["write_with_text"]
+    without_text = numbers["write_without_text"]
+    assert with_text["bytes_per_request"] > without_text["bytes_per_request"]
+    big = numbers["big"]
+    assert big["events"] > 12_000  # every request and GPU sample, plus the run's own events
+    assert big["leaderboard_rows"] == 7 * 6 * 2
+    assert numbers["extrapolated"]
+    (target,) = store_io.targets(numbers)
+    assert target.met is None  # not measured at 1M rows
+    assert "Big snapshot" in _rendered(store_io.report(numbers))
+
+
+def test_memory_samples_rss_during_a_session() -> None:
+    settings = memory_rss.Settings(duration_s=3.0, time_scale=20.0, concurrency=1, sample_s=0.5)
+    numbers = memory_rss.run(settings)
+    assert numbers["status"] in ("complete", "aborted")
+    assert numbers["requests"] > 0
+    assert len(numbers["samples"]) >= 3
+    assert numbers["rss_mib_peak"] >= numbers["rss_mib_first"]
+    assert "Memory" in _rendered(memory_rss.report({**numbers, "time_scale": 20.0}))
+
+
+def test_peer_says_why_it_skipped() -> None:
+    numbers = peer.run(quick=True)
+    if numbers["skipped"]:
+        assert "guidellm" in numbers["reason"]
+    assert _rendered(peer.report(numbers))
