@@ -84,3 +84,27 @@ def test_faults_stay_on_their_endpoint(tmp_path: Path) -> None:
     assert (
         notools.filter(pl.col("suite") == "essay").get_column("status").to_list() != ["error"] * 2
     )
+
+
+def test_server_metrics_are_scraped_live_during_a_run(tmp_path: Path) -> None:
+    write_suite(tmp_path / "suites", "essay", max_tokens=200)
+    path = write_profile(
+        tmp_path,
+        [endpoint_toml("e0", 0, decode_tps=100.0, ttft_s=0.05)],
+        suites=["essay"],
+        concurrency=[4],
+        requests=8,
+    )
+    profile = load_profile(path)
+    suites = load_suites(profile.suites_dir, profile.run.suites)
+
+    async def run() -> Path:
+        async with SimFleet(profile.endpoints) as fleet:
+            session = Session(with_urls(profile, fleet.urls), suites, tmp_path / "out")
+            session.open()
+            return (await session.run()).snapshot
+
+    server = open_snapshot(asyncio.run(run())).server()
+    assert server.height >= 2  # scraped at 1 Hz over a run of a few seconds
+    assert server.get_column("requests_running").max() >= 1
+    assert server.get_column("generation_tps").drop_nulls().max() > 0
