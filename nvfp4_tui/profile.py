@@ -150,10 +150,23 @@ class RunPlan:
 
 
 @dataclass(frozen=True)
+class JudgeSpec:
+    """An OpenAI-compatible endpoint that grades answers by a rubric per suite (off when absent)."""
+
+    url: str
+    model: str
+    rubrics: dict[str, str]
+    api_key_env: str | None = None
+    timeout_s: float = 60.0
+    max_tokens: int = 512
+
+
+@dataclass(frozen=True)
 class Profile:
     path: Path
     run: RunPlan
     endpoints: tuple[Endpoint, ...]
+    judge: JudgeSpec | None = None
 
     @property
     def suites_dir(self) -> Path:
@@ -453,11 +466,35 @@ def _read_load(table: Table) -> dict[str, Any]:
     }
 
 
+def _rubrics(raw: Any) -> dict[str, str] | None:
+    if not isinstance(raw, dict) or not raw:
+        return None
+    if not all(_an_id(k) and a_string(v) for k, v in raw.items()):
+        return None
+    return dict(raw)
+
+
+def _read_judge(table: Table | None) -> JudgeSpec | None:
+    if table is None:
+        return None
+    spec = JudgeSpec(
+        url=table.get("url", _url, "an http(s) URL such as http://127.0.0.1:8030") or "",
+        model=table.get("model", a_string, "the judge's served model name") or "",
+        rubrics=table.get("rubrics", _rubrics, "a table of suite name = rubric text") or {},
+        api_key_env=table.get("api_key_env", a_string, "the name of an environment variable", None),
+        timeout_s=table.get("timeout_s", a_number(above=0), "a number of seconds > 0", 60.0),
+        max_tokens=table.get("max_tokens", an_int(1), "an integer >= 1", 512),
+    )
+    table.finish()
+    return spec
+
+
 def load_profile(path: Path) -> Profile:
     """Read and validate a fleet profile; raises ConfigError with one line per problem."""
     problems = Problems(path)
     root = Table(load_toml(path), "", problems)
     run = _read_run(root.table("run", required=True), path)
+    judge = _read_judge(root.table("judge"))
     endpoints = [_read_endpoint(t, run.slo) for t in root.tables("endpoint")]
     root.finish()
     if not endpoints and "endpoint" not in root.data:
@@ -466,7 +503,7 @@ def load_profile(path: Path) -> Profile:
     _check_unique(problems, endpoints, "gpu", lambda e: e.gpu if isinstance(e.gpu, int) else None)
     _check_unique(problems, endpoints, "url", lambda e: e.url)
     problems.raise_if_any()
-    return Profile(path=path, run=run, endpoints=tuple(endpoints))
+    return Profile(path=path, run=run, endpoints=tuple(endpoints), judge=judge)
 
 
 def with_overrides(

@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 
+import aiohttp
+
 from nvfp4_tui.bench.client import (
     ChatRequest,
     EndpointClient,
@@ -48,7 +50,8 @@ from nvfp4_tui.events import (
 )
 from nvfp4_tui.profile import Endpoint, Profile
 from nvfp4_tui.scoring.heuristic import score_answer
-from nvfp4_tui.scoring.verify import score_verified_async
+from nvfp4_tui.scoring.judge import JudgeConfig, judge_answer
+from nvfp4_tui.scoring.verify import score_verified_async, split_reasoning
 from nvfp4_tui.slo import LoadTracker
 from nvfp4_tui.suites import Prompt, Suite
 
@@ -107,6 +110,8 @@ class Runner:
         self._resume = asyncio.Event()
         self._resume.set()
         self._verifying: dict[str, set[asyncio.Task]] = {}
+        self._judge = _judge_config(profile)
+        self._judge_http: aiohttp.ClientSession | None = None
 
     @property
     def paused(self) -> bool:
@@ -134,6 +139,8 @@ class Runner:
                 phases=tuple(self.plans),
             )
         )
+        if self._judge is not None:
+            self._judge_http = aiohttp.ClientSession()
         tasks = [asyncio.create_task(self._run_endpoint(e)) for e in self.profile.endpoints]
         try:
             await asyncio.gather(*tasks)
@@ -143,6 +150,9 @@ class Runner:
             await asyncio.gather(*tasks, return_exceptions=True)
             self.emit(RunFinished(time.time(), "aborted", self.stop_reason or "cancelled"))
             raise
+        finally:
+            if self._judge_http is not None:
+                await self._judge_http.close()
         self.emit(RunFinished(time.time(), "complete"))
         return "complete"
 
@@ -388,6 +398,7 @@ class Runner:
 
         async def verify() -> None:
             verified = None
+            judged: tuple[float | None, str | None] = (None, None)
             try:
                 verified = await score_verified_async(
                     phase.suite,
@@ -396,6 +407,11 @@ class Runner:
                     _parse_tool_calls(record.tool_calls_json),
                     record.reasoning_text,
                 )
+                if self._judge is not None and self._judge_http is not None:
+                    answer = split_reasoning(record.answer_text)[0]
+                    judged = await judge_answer(
+                        self._judge_http, self._judge, phase.suite.name, prompt.text, answer
+                    )
             finally:
                 # Cancelled (the run is stopping): the row is still recorded, unverified.
                 done(
@@ -403,6 +419,8 @@ class Runner:
                         record,
                         score_verified=verified[0] if verified else None,
                         score_verified_detail=verified[1] if verified else None,
+                        score_judge=judged[0],
+                        score_judge_detail=judged[1],
                     )
                 )
 
@@ -467,6 +485,22 @@ def retry_wait_s(retry_after_s: float | None, attempt: int) -> float:
     """Seconds to wait before resending: the server's Retry-After, else exponential backoff."""
     wait_s = retry_after_s if retry_after_s is not None else RETRY_BACKOFF_S * 2**attempt
     return min(wait_s, RETRY_WAIT_CAP_S)
+
+
+def _judge_config(profile: Profile) -> JudgeConfig | None:
+    """The profile's judge with its key read from the environment, or None when it names none."""
+    spec = profile.judge
+    if spec is None:
+        return None
+    key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+    return JudgeConfig(
+        url=spec.url,
+        model=spec.model,
+        rubrics=spec.rubrics,
+        api_key=key,
+        timeout_s=spec.timeout_s,
+        max_tokens=spec.max_tokens,
+    )
 
 
 def _parse_tool_calls(tool_calls_json: str | None) -> list[dict] | None:
