@@ -68,7 +68,8 @@ TOOL_ERROR = (
 
 @dataclass(frozen=True)
 class SampleEndpoint:
-    """One simulated endpoint: the demo profile's figures and the seed's quality per suite."""
+    """One simulated endpoint: the demo profile's figures, the seed's quality per suite (the
+    heuristic score) and how often its answers pass the suites' checks (the verified score)."""
 
     info: EndpointInfo
     decode_tps: float
@@ -76,6 +77,7 @@ class SampleEndpoint:
     vram_used_mib: float
     reasoning: bool
     quality: dict[str, float]
+    verified: dict[str, float]
     tool_calls_fail: bool = False
 
 
@@ -108,7 +110,8 @@ def _quality(
     }
 
 
-# Quality means follow the seed's table at concurrency 1; tool calls are this sample's own.
+# Heuristic quality means follow the seed's table at concurrency 1, tool calls are this sample's
+# own; the second table is each endpoint's chance to pass one check of a suite's verifier.
 FLEET: tuple[SampleEndpoint, ...] = (
     SampleEndpoint(
         _endpoint("moe_qwen36", "Qwen3.6-35B-A3B", 0, "moe", 3.0, 256),
@@ -117,6 +120,7 @@ FLEET: tuple[SampleEndpoint, ...] = (
         92316,
         True,
         _quality(0.93, 0.74, 0.75, 0.80, 0.78, 0.95),
+        _quality(0.80, 0.70, 0.90, 0.80, 0.75, 0.95),
     ),
     SampleEndpoint(
         _endpoint("moe_redhat", "RedHatAI Gemma4-26B-A4B", 1, "moe", 3.8, 128),
@@ -125,6 +129,7 @@ FLEET: tuple[SampleEndpoint, ...] = (
         92862,
         False,
         _quality(0.91, 0.73, 0.80, 0.85, 0.80, 0.92),
+        _quality(0.78, 0.66, 0.72, 0.76, 0.74, 0.92),
     ),
     SampleEndpoint(
         _endpoint("moe_huihui", "Huihui Gemma4-26B-A4B", 2, "moe", 3.8, 128),
@@ -133,6 +138,7 @@ FLEET: tuple[SampleEndpoint, ...] = (
         92862,
         False,
         _quality(0.82, 0.73, 0.75, 0.78, 0.80, 0.0),
+        _quality(0.70, 0.64, 0.68, 0.70, 0.72, 0.00),
         tool_calls_fail=True,
     ),
     SampleEndpoint(
@@ -142,6 +148,7 @@ FLEET: tuple[SampleEndpoint, ...] = (
         92470,
         True,
         _quality(0.97, 0.90, 0.73, 0.90, 0.79, 0.97),
+        _quality(0.86, 0.88, 0.93, 0.90, 0.80, 0.97),
     ),
     SampleEndpoint(
         _endpoint("dense_qwopus", "Qwopus3.5-27B", 4, "dense", 27.0, None),
@@ -150,6 +157,7 @@ FLEET: tuple[SampleEndpoint, ...] = (
         92470,
         True,
         _quality(0.65, 0.83, 0.90, 0.85, 0.71, 0.93),
+        _quality(0.60, 0.78, 0.95, 0.86, 0.66, 0.90),
     ),
     SampleEndpoint(
         _endpoint("dense_gemma31", "Gemma4-31B", 5, "dense", 31.0, None),
@@ -158,6 +166,7 @@ FLEET: tuple[SampleEndpoint, ...] = (
         94210,
         False,
         _quality(0.98, 0.74, 0.65, 0.90, 0.80, 0.94),
+        _quality(0.84, 0.70, 0.62, 0.83, 0.78, 0.93),
     ),
     SampleEndpoint(
         _endpoint("moe_jiunsong", "Jiunsong SuperGemma4-26B", 6, "moe", 3.8, 128),
@@ -166,6 +175,7 @@ FLEET: tuple[SampleEndpoint, ...] = (
         84195,
         False,
         _quality(0.78, 0.75, 0.63, 0.90, 0.84, 0.90),
+        _quality(0.68, 0.70, 0.55, 0.80, 0.76, 0.88),
     ),
 )
 
@@ -223,8 +233,24 @@ class _Request:
     event: RequestFinished
 
 
+def _verified_score(rng: random.Random, suite: str, pass_rate: float, heuristic: float) -> float:
+    """A score shaped as the suite's verifier gives it: credit per sub-question (math), tests
+    passed (coding), a call right or half right (tools), coverage blended with the heuristic."""
+    if suite == "math":
+        return sum(rng.random() < pass_rate for _ in range(3)) / 3
+    if suite == "coding":
+        return sum(rng.random() < pass_rate for _ in range(5)) / 5
+    if suite == "tool_call":
+        return 1.0 if rng.random() < pass_rate else 0.5
+    if suite == "japanese":
+        return round(min(1.0, max(0.0, rng.gauss(pass_rate, 0.06))), 3)
+    parts = sum(rng.random() < pass_rate for _ in range(4)) / 4
+    return round((heuristic + parts) / 2, 3)
+
+
 def _request(
     rng: random.Random,
+    verify_rng: random.Random,
     spec: SampleEndpoint,
     suite: str,
     concurrency: int,
@@ -285,6 +311,8 @@ def _request(
         tool_calls_json=TOOL_CALLS if suite == "tool_call" else None,
         score_heuristic=round(score, 3),
         score_heuristic_detail=f"sample|q={spec.quality[suite]:.2f}",
+        score_verified=_verified_score(verify_rng, suite, spec.verified[suite], score),
+        score_verified_detail=f"sample|pass={spec.verified[suite]:.2f}",
         **base,
     )
     return _Request(sent_t, sent_t + ttft_s, sent_t + e2e_s, decode_tps, event)
@@ -305,6 +333,8 @@ def _run_endpoint(
 ) -> tuple[list[tuple[float, Event]], list[_Request]]:
     """The endpoint's run as (emit time, event) pairs and its requests (for the samplers)."""
     rng = random.Random(seed)
+    # Its own generator, so that the verified scores leave every other sampled value as it was.
+    verify_rng = random.Random(3000 + seed)
     out: list[tuple[float, Event]] = []
     eid = spec.info.id
     t = START_T + 0.02 + 0.01 * seed
@@ -326,7 +356,14 @@ def _run_endpoint(
             for request_index in range(REQUESTS_PER_PROMPT * len(PROMPTS[suite])):
                 slot = min(range(concurrency), key=slots.__getitem__)
                 request = _request(
-                    rng, spec, suite, concurrency, phase_index, request_index, slots[slot]
+                    rng,
+                    verify_rng,
+                    spec,
+                    suite,
+                    concurrency,
+                    phase_index,
+                    request_index,
+                    slots[slot],
                 )
                 slots[slot] = request.end_t
                 finished.append(request)

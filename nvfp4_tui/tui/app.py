@@ -4,10 +4,15 @@ A worker reads the source's batches and applies them to the state, which is chea
 draw. A timer at ``REFRESH_HZ`` asks the current screen to draw when the state changed or the
 clock moved; screens compare what they would show with what they show and repaint only the
 difference, so the redraw rate is bounded whatever the token rate.
+
+The same app shows a live run, a followed one and a replay. A replay's backwards seek arrives as
+a reset batch: the app folds it into a fresh FleetState and bumps ``generation``, which screens
+put in their change keys, so nothing drawn from the old state survives.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import ClassVar
@@ -17,18 +22,57 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from nvfp4_tui.events import Event
 from nvfp4_tui.sources.base import EventSource
+from nvfp4_tui.sources.replay import is_reset
 from nvfp4_tui.state import FleetState
 from nvfp4_tui.tui.commands import FleetCommands
+from nvfp4_tui.tui.plain_text import one_line
+from nvfp4_tui.tui.readouts import HEURISTIC, SCORE_LABELS, VERIFIED, shown_score
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.screens.confirm_quit import ConfirmQuitScreen
 from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.screens.fleet import FleetScreen
 from nvfp4_tui.tui.screens.help import HelpScreen
 from nvfp4_tui.tui.screens.leaderboard import LeaderboardScreen
+from nvfp4_tui.tui.source_status import (
+    FollowReadout,
+    ReplayReadout,
+    follow_readout,
+    replay_readout,
+)
 
-REFRESH_HZ = 8
-CLOCK_TICKS_PER_S = 4  # time-only changes (elapsed, staleness, sparkline window) redraw this often
+# Every frame costs the compositor a pass over all seven panes (about 10 ms here), whatever
+# changed in it, so the screen draws at most this often; keys and screen changes draw at once.
+REFRESH_HZ = 4
+CLOCK_TICKS_PER_S = 1  # time-only changes (elapsed, staleness, sparkline window) redraw this often
+MESSAGES_PER_TICK = 3  # a burst of run notes beyond this is counted, not shown one by one
+# A reset batch larger than this is folded on a thread (3-12 µs an event here), so a seek back
+# in a long replay never freezes the keys; the old state stays on screen until the new is ready.
+INLINE_REBUILD_EVENTS = 5_000
+
+GENERAL_BINDINGS: list[BindingType] = [
+    Binding("q", "request_quit", "Quit", id="quit"),
+    Binding("p", "toggle_pause", "Pause/resume", id="pause"),
+    Binding("l", "leaderboard", "Leaderboard", id="leaderboard"),
+    Binding("g", "grid", "Grid", id="grid"),
+    Binding("v", "toggle_scores", "Verified/heuristic", id="scores"),
+    Binding("question_mark", "help", "Keys", key_display="?", id="help"),
+]
+# Bound only while the source is a replay (``check_action``).
+REPLAY_BINDINGS: list[BindingType] = [
+    Binding("space", "replay('toggle')", "Play/pause", id="replay-pause"),
+    Binding("plus,equals_sign", "replay('faster')", "Faster", key_display="+", id="replay-faster"),
+    Binding("minus", "replay('slower')", "Slower", key_display="-", id="replay-slower"),
+    Binding(
+        "left", "replay('seek:-10')", "Back 10 s", key_display="←", show=False, id="replay-back"
+    ),
+    Binding(
+        "right", "replay('seek:+10')", "Forward 10 s", key_display="→", show=False, id="replay-fwd"
+    ),
+    Binding("home", "replay('home')", "To the start", show=False, id="replay-home"),
+    Binding("end", "replay('end')", "To the end", show=False, id="replay-end"),
+]
 
 
 class FleetApp(App[int]):
@@ -42,13 +86,7 @@ class FleetApp(App[int]):
         "leaderboard": LeaderboardScreen,
     }
     DEFAULT_MODE = "fleet"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "request_quit", "Quit", id="quit"),
-        Binding("p", "toggle_pause", "Pause/resume", id="pause"),
-        Binding("l", "leaderboard", "Leaderboard", id="leaderboard"),
-        Binding("g", "grid", "Grid", id="grid"),
-        Binding("question_mark", "help", "Keys", key_display="?", id="help"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = GENERAL_BINDINGS + REPLAY_BINDINGS
 
     def __init__(
         self,
@@ -56,16 +94,23 @@ class FleetApp(App[int]):
         *,
         clock: Callable[[], float] = time.time,
         state: FleetState | None = None,
+        title: str | None = None,
     ) -> None:
         super().__init__()
         self.source = source
         self.clock = clock
         self.state = state if state is not None else FleetState()
+        self.generation = 0  # bumped whenever ``state`` is replaced by a fresh one
+        self.wanted_score = VERIFIED  # the quality score asked for; ``score_name`` is the one shown
         self.paused = False
         self.source_ended = False
         self.source_error: str | None = None
         self._drawn: tuple[object, ...] | None = None
         self._stopping = False
+        self._end_announced = False
+        self._messages_shown = 0
+        if title:
+            self.title = title
 
     # ---- lifecycle
 
@@ -78,30 +123,111 @@ class FleetApp(App[int]):
         """Fold the source's batches into the state; drawing is the timer's job."""
         try:
             async for batch in self.source.batches():
-                self.state.apply_all(batch)
+                if is_reset(batch):
+                    await self._rebuild(batch)
+                else:
+                    self.state.apply_all(batch)
+                self._announce_end()
         except Exception as error:  # a broken source must not take the UI down with it
             self.source_error = f"{type(error).__name__}: {error}"
-            self.notify(self.source_error, title="Event source failed", severity="error")
+            self.notify(
+                one_line(self.source_error),
+                title="Event source failed",
+                severity="error",
+                markup=False,
+            )
         finally:
             self.source_ended = True
+        self._announce_end()
+
+    async def _rebuild(self, events: list[Event]) -> None:
+        """Replace the state by one folded from ``events`` (a replay's seek backwards)."""
+        fresh = FleetState()
+        if len(events) > INLINE_REBUILD_EVENTS:
+            await asyncio.to_thread(fresh.apply_all, events)
+        else:
+            fresh.apply_all(events)
+        self.state = fresh
+        self.generation += 1
+        self.redraw()
+
+    def _announce_end(self) -> None:
+        """Say once when a followed run completes or aborts, or a live one aborts, and why (a
+        full disk, a lost terminal): nobody watches the header always."""
+        if self._end_announced or self.source.kind not in ("follow", "live"):
+            return
+        status = self.end_status
+        if self.source.kind == "live" and status != "aborted":
+            return
+        if status == "complete":
+            self.notify("The run completed; its snapshot is final. q quits.", timeout=10)
+        elif status == "aborted":
+            why = f": {one_line(self.state.finish_message)}" if self.state.finish_message else ""
+            self.notify(f"The run was aborted{why}.", severity="error", timeout=10, markup=False)
+        else:
+            return
+        self._end_announced = True
+
+    @property
+    def end_status(self) -> str | None:
+        """``complete`` or ``aborted`` once the run has ended, by its events or its manifest."""
+        if self.state.status in ("complete", "aborted"):
+            return self.state.status
+        follow = self.follow_readout()
+        if follow is not None and follow.finished and follow.status in ("complete", "aborted"):
+            return follow.status
+        return None
+
+    def replay_readout(self) -> ReplayReadout | None:
+        return replay_readout(self.source)
+
+    def follow_readout(self) -> FollowReadout | None:
+        return follow_readout(self.source)
+
+    @property
+    def score_name(self) -> str:
+        """The quality score the views show: the one asked for, unless the run lacks it."""
+        return shown_score(self.state, self.wanted_score)
+
+    def _show_source_messages(self) -> None:
+        """The run's own notes (a TLS check turned off, a snapshot write that failed), at once."""
+        messages = getattr(self.source, "messages", None)
+        if not messages or len(messages) <= self._messages_shown:
+            return
+        fresh = messages[self._messages_shown :]
+        self._messages_shown = len(messages)
+        for message in fresh[:MESSAGES_PER_TICK]:
+            self.notify(
+                one_line(message), title="Run", severity="warning", timeout=15, markup=False
+            )
+        if len(fresh) > MESSAGES_PER_TICK:
+            more = len(fresh) - MESSAGES_PER_TICK
+            self.notify(f"{more} more; all are printed when the monitor exits", title="Run")
 
     def _tick(self) -> None:
         if not self.screen_stack:  # starting up or shutting down
             return
+        self._show_source_messages()
         now = self.clock()
         key = (
+            self.generation,
             self.state.version,
             int(now * CLOCK_TICKS_PER_S),
             self.screen,
             self.paused,
             self.source_ended,
             self.theme,
+            self.wanted_score,
+            self.replay_readout(),
+            self.follow_readout(),
         )
         if key != self._drawn:
             self._drawn = key
             self._draw(now)
 
     def _draw(self, now: float) -> None:
+        if not self.is_running:  # shutting down: screens are losing their widgets
+            return
         screen = self.screen
         if isinstance(screen, StateScreen) and screen.ready:
             screen.show_state(self.state, now)
@@ -120,6 +246,13 @@ class FleetApp(App[int]):
 
     # ---- actions
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "replay":
+            return self.source.kind == "replay"
+        if action == "toggle_pause":
+            return self.source.kind == "live"
+        return True
+
     def open_detail(self, endpoint_id: str) -> None:
         if endpoint_id in self.state.endpoints:
             self.push_screen(DetailScreen(endpoint_id))
@@ -135,8 +268,10 @@ class FleetApp(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
+            replay = "Replay" if self.source.kind == "replay" else "Replay (replays only)"
             sections = (
-                ("Everywhere", self.BINDINGS),
+                ("Everywhere", GENERAL_BINDINGS),
+                (replay, REPLAY_BINDINGS),
                 ("Fleet grid", FleetScreen.BINDINGS),
                 ("Detail", DetailScreen.BINDINGS),
                 ("Leaderboard", LeaderboardScreen.BINDINGS),
@@ -152,6 +287,25 @@ class FleetApp(App[int]):
         self.paused = not self.paused
         await self.source.command("pause" if self.paused else "resume")
         self.notify("New requests paused; those in flight finish." if self.paused else "Resumed.")
+
+    async def action_replay(self, command: str) -> None:
+        """Send a replay command (toggle, faster, slower, seek:±S, home, end) and show its effect."""
+        await self.source.command(command)
+        self.redraw()
+
+    def action_toggle_scores(self) -> None:
+        shown = self.score_name
+        wanted = HEURISTIC if shown == VERIFIED else VERIFIED
+        if shown_score(self.state, wanted) == shown:
+            self.notify("This run has no verified scores: showing heuristic ones.")
+            return
+        self.wanted_score = wanted
+        what = {
+            VERIFIED: "answers checked: tests run, numbers compared, schemas validated",
+            HEURISTIC: "the seed's text heuristic, comparable with its tables",
+        }[wanted]
+        self.notify(f"Quality shown: {SCORE_LABELS[wanted]} scores ({what}).")
+        self.redraw()
 
     async def action_request_quit(self) -> None:
         if self._stopping:

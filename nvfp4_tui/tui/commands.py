@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from nvfp4_tui.tui.readouts import VERIFIED
+
 if TYPE_CHECKING:
     from nvfp4_tui.tui.app import FleetApp
 
@@ -19,13 +21,61 @@ class FleetCommands(Provider):
         commands: list[tuple[str, str, Callable[[], object]]] = [
             ("Fleet grid", "One pane per endpoint (g)", partial(run, "grid")),
             ("Leaderboard", "Quality, speed, scaling and routes (l)", partial(run, "leaderboard")),
+        ]
+        if app.source.kind == "live":
+            commands.append(
+                (
+                    "Resume run" if app.paused else "Pause run",
+                    "Stop or restart sending new requests (p)",
+                    partial(run, "toggle_pause"),
+                )
+            )
+        replay = app.replay_readout()
+        if replay is not None:
+            commands += [
+                (
+                    "Resume replay" if replay.paused else "Pause replay",
+                    "Hold or restart the replay's clock (space)",
+                    partial(run, "replay('toggle')"),
+                ),
+                (
+                    "Replay faster",
+                    "x1, x2, x5, x10, x60, max (+)",
+                    partial(run, "replay('faster')"),
+                ),
+                (
+                    "Replay slower",
+                    "max, x60, x10, x5, x2, x1 (-)",
+                    partial(run, "replay('slower')"),
+                ),
+                ("Back 10 s", "Seek the replay back (←)", partial(run, "replay('seek:-10')")),
+                ("Forward 10 s", "Seek the replay on (→)", partial(run, "replay('seek:+10')")),
+                (
+                    "Replay from the start",
+                    "Seek to the first event (home)",
+                    partial(run, "replay('home')"),
+                ),
+                (
+                    "Replay to the end",
+                    "Seek to the last event (end)",
+                    partial(run, "replay('end')"),
+                ),
+            ]
+        heuristic = app.score_name == VERIFIED
+        commands += [
             (
-                "Resume run" if app.paused else "Pause run",
-                "Stop or restart sending new requests (p)",
-                partial(run, "toggle_pause"),
+                "Show heuristic scores" if heuristic else "Show verified scores",
+                "Quality: the seed's text heuristic, or answers checked (v)",
+                partial(run, "toggle_scores"),
             ),
             ("Keys", "Every key binding (?)", partial(run, "help")),
-            ("Quit", "Stop the run if one is going, then quit (q)", partial(run, "request_quit")),
+            (
+                "Quit",
+                "Stop the run if one is going, then quit (q)"
+                if app.source.kind == "live"
+                else "Quit; the recorded run is left as it is (q)",
+                partial(run, "request_quit"),
+            ),
         ]
         for endpoint in app.state.endpoints.values():
             gpu = endpoint.info.gpu

@@ -1,4 +1,5 @@
-"""run_with_ui: a live run under the monitor — the worker process started, watched, stopped.
+"""Starting the monitor: on a live run (``run_with_ui``), on a followed or replayed snapshot
+(``run_source_ui``), or on a comparison of two runs (``run_compare_ui``).
 
 The one place the UI touches the bench package: it names the run in a ``WorkerSpec`` and hands
 it to a ``LiveSource``, which starts the worker process; everything else reaches the UI as events.
@@ -8,12 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.profile import Profile
+from nvfp4_tui.sources.base import EventSource
 from nvfp4_tui.sources.live import LiveSource
 from nvfp4_tui.tui.app import FleetApp
+
+if TYPE_CHECKING:
+    from nvfp4_tui.compare import Comparison
 
 # The worker's own exit codes: the run completed, or it was stopped (by the UI, or a signal).
 WORKER_OK = (0, 130)
@@ -43,3 +51,43 @@ def run_with_ui(profile: Profile, out_root: Path, *, gpu_telemetry: str | None =
         print(f"error: the run's worker process exited with code {worker_rc}", file=sys.stderr)
         return 1
     return 1 if app.source_error else 0
+
+
+def _source_clock(source: EventSource) -> Callable[[], float]:
+    """A replay's "now" is its position on the recorded timeline; anything else runs on Unix time."""
+    clock = getattr(source, "clock", None)
+    return clock if source.kind == "replay" and callable(clock) else time.time
+
+
+def run_source_ui(source: EventSource, title: str) -> int:
+    """Show a followed run or a replay until the user quits; 0, or 1 when the source failed or
+    the followed run was aborted (as ``follow --headless`` does). Never stops a followed run."""
+    app = FleetApp(source, clock=_source_clock(source), title=title)
+
+    async def main() -> None:
+        try:
+            await app.run_async()
+        finally:
+            await source.close()
+
+    asyncio.run(main())
+    for warning in getattr(source, "warnings", ()):
+        print(f"warning: {warning}", file=sys.stderr)
+    if app.source_error:
+        print(f"error: {app.source_error}", file=sys.stderr)
+        return 1
+    path = getattr(source, "snapshot_path", None) or getattr(source, "path", None)
+    if path is not None:
+        print(f"snapshot: {path}")
+    if source.kind == "follow" and app.end_status == "aborted":
+        print("the followed run was aborted", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_compare_ui(comparison: Comparison) -> int:
+    """Show a comparison of two runs until the user quits; 0."""
+    from nvfp4_tui.tui.compare_app import CompareApp
+
+    CompareApp(comparison).run()
+    return 0

@@ -8,6 +8,7 @@ and widgets show it as plain text (never as markup).
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 # ESC-initiated sequences: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC
@@ -37,3 +38,19 @@ def plain_text(raw: str | None) -> str:
 def one_line(raw: str | None) -> str:
     """``plain_text`` on one line: newlines and tabs become spaces, runs of spaces collapse."""
     return " ".join(plain_text(raw).split())
+
+
+_NOT_IN_AN_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def widget_id(prefix: str, name: str) -> str:
+    """A Textual widget id for ``name`` (an endpoint id: dots and more are allowed there).
+
+    Characters an id cannot hold become ``_``, and a short digest keeps names that differ
+    only in those characters apart (``qwen3.6`` and ``qwen3_6``).
+    """
+    safe = _NOT_IN_AN_ID.sub("_", name)
+    if safe == name:
+        return f"{prefix}-{name}"
+    digest = hashlib.blake2s(name.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+    return f"{prefix}-{safe}-{digest}"

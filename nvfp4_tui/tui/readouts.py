@@ -15,10 +15,34 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from nvfp4_tui.events import EndpointInfo
+from nvfp4_tui.slo import CapacityRow, Load, LoadKind
 from nvfp4_tui.state import EndpointState, FleetState, LeaderRow, TpsPoint
 from nvfp4_tui.stats import StatsSummary
+from nvfp4_tui.tui import units
 
 CLASS_NAMES = {"moe": "MoE", "dense": "Dense"}
+
+# The two quality scores the views switch between: the suite's verifying scorer (answers
+# checked: tests run, numbers compared, schemas validated) and the seed's text heuristic, which
+# is comparable with the seed's published tables but not with correctness.
+VERIFIED = "score_verified"
+HEURISTIC = "score_heuristic"
+SCORE_LABELS = {VERIFIED: "verified", HEURISTIC: "heuristic"}
+
+
+def _has_scores(state: FleetState, score_name: str) -> bool:
+    return any(
+        (stats := e.quality_overall.get(score_name)) is not None and stats.n
+        for e in state.endpoints.values()
+    )
+
+
+def shown_score(state: FleetState, wanted: str) -> str:
+    """The score to show when ``wanted`` is asked for: verified falls back to heuristic for a
+    run that has heuristic scores and no verified ones (an imported or older snapshot)."""
+    if wanted == VERIFIED and not _has_scores(state, VERIFIED) and _has_scores(state, HEURISTIC):
+        return HEURISTIC
+    return wanted
 
 
 def class_name(model_class: str) -> str:
@@ -91,6 +115,7 @@ def decode_bins(
 
 def histogram(values: Sequence[float], bins: int) -> tuple[list[float], list[int]]:
     """Equal-width bins from the lowest to the highest value: (bin centres, counts)."""
+    values = [v for v in values if math.isfinite(v)]  # a damaged snapshot's NaN or inf
     if not values or bins < 1:
         return [], []
     low, high = min(values), max(values)
@@ -114,8 +139,10 @@ def base_concurrency(state: FleetState) -> int | None:
     return min(levels) if levels else None
 
 
-def _rows_at(endpoint: EndpointState, concurrency: int | None) -> dict[str, LeaderRow]:
-    return {r.suite: r for r in endpoint.leaderboard() if r.concurrency == concurrency}
+def _rows_at(
+    endpoint: EndpointState, concurrency: int | None, score_name: str = HEURISTIC
+) -> dict[str, LeaderRow]:
+    return {r.suite: r for r in endpoint.leaderboard(score_name) if r.concurrency == concurrency}
 
 
 def _pooled_mean(summaries: Iterable[StatsSummary]) -> float | None:
@@ -142,13 +169,13 @@ class QualityTable:
         return self.cells.get((suite, endpoint_id))
 
 
-def quality_table(state: FleetState) -> QualityTable:
+def quality_table(state: FleetState, score_name: str = HEURISTIC) -> QualityTable:
     concurrency = base_concurrency(state)
     suites: dict[str, None] = {}
     cells: dict[tuple[str, str], StatsSummary] = {}
     for endpoint in state.endpoints.values():
         suites.update(dict.fromkeys(endpoint.suites()))
-        for suite, row in _rows_at(endpoint, concurrency).items():
+        for suite, row in _rows_at(endpoint, concurrency, score_name).items():
             if row.quality.n:
                 cells[(suite, endpoint.id)] = row.quality
     best: dict[str, frozenset[str]] = {}
@@ -231,7 +258,7 @@ class ParetoPoint:
     on_frontier: bool
 
 
-def pareto_points(state: FleetState) -> list[ParetoPoint]:
+def pareto_points(state: FleetState, score_name: str = HEURISTIC) -> list[ParetoPoint]:
     """Mean quality against decode tok/s at the base concurrency; the frontier is marked.
 
     A point is on the frontier when no other endpoint is at least as fast and at least as good
@@ -240,7 +267,7 @@ def pareto_points(state: FleetState) -> list[ParetoPoint]:
     concurrency = base_concurrency(state)
     raw: list[tuple[str, float, float]] = []
     for endpoint in state.endpoints.values():
-        rows = _rows_at(endpoint, concurrency).values()
+        rows = _rows_at(endpoint, concurrency, score_name).values()
         speed = _pooled_mean(r.decode_tps for r in rows)
         quality = _pooled_mean(r.quality for r in rows)
         if speed is not None and quality is not None:
@@ -266,13 +293,13 @@ class Route:
     tied: int  # endpoints within the best's CI, the pick included
 
 
-def route_by_task(state: FleetState) -> list[Route]:
+def route_by_task(state: FleetState, score_name: str = HEURISTIC) -> list[Route]:
     """Per suite with scores: the pick among the endpoints statistically tied with the best.
 
     Without a CI (the best has fewer than three scores) only exact ties with the best qualify.
     Speed is the endpoint's decode tok/s on that suite at the base concurrency.
     """
-    table = quality_table(state)
+    table = quality_table(state, score_name)
     routes = []
     for suite in table.suites:
         scored = {
@@ -310,3 +337,35 @@ def route_by_task(state: FleetState) -> list[Route]:
             )
         )
     return routes
+
+
+# ---- service levels ---------------------------------------------------------------------------
+
+
+def capacity_rows(state: FleetState) -> list[CapacityRow]:
+    """Capacity at SLO of each endpoint that runs with SLO targets or a load sweep."""
+    return [
+        e.load.capacity_row(e.id)
+        for e in state.endpoints.values()
+        if e.load.has_slo or e.load.sweep
+    ]
+
+
+def load_text(kind: LoadKind, value: float | None) -> str:
+    """``c=4`` or ``2 req/s``; an em dash when there is none."""
+    return units.DASH if value is None else Load(kind, value).label
+
+
+def slo_text(row: CapacityRow) -> str:
+    """The targets of a capacity row: ``TTFT ≤ 500 ms · TPOT ≤ 50 ms · ≥ 90% met``."""
+    parts = [
+        f"{name} ≤ {units.seconds_as_ms(value)}"
+        for name, value in (
+            ("TTFT", row.slo_ttft_s),
+            ("TPOT", row.slo_tpot_s),
+            ("E2E", row.slo_e2e_s),
+        )
+        if value is not None
+    ]
+    parts.append(f"≥ {row.slo_attainment * 100:.0f}% met")
+    return " · ".join(parts)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 DASH = "—"
 
 
@@ -10,6 +12,15 @@ def tps(value: float | None) -> str:
     if value is None:
         return DASH
     return f"{value:.0f}" if value >= 1000 else f"{value:.1f}"
+
+
+def rate(value_per_s: float | None) -> str:
+    """Events per second (requests, goodput): two decimals below 10, one below 100, none above."""
+    if value_per_s is None:
+        return DASH
+    if value_per_s >= 100:
+        return f"{value_per_s:.0f}"
+    return f"{value_per_s:.1f}" if value_per_s >= 10 else f"{value_per_s:.2f}"
 
 
 def seconds_as_ms(value_s: float | None) -> str:
@@ -23,7 +34,7 @@ def seconds_as_ms(value_s: float | None) -> str:
 
 def clock(value_s: float | None) -> str:
     """Elapsed or remaining time as H:MM:SS, or M:SS under an hour."""
-    if value_s is None:
+    if value_s is None or not math.isfinite(value_s):  # a damaged snapshot's NaN or inf
         return DASH
     total = max(0, round(value_s))
     hours, rest = divmod(total, 3600)

@@ -83,3 +83,22 @@ def test_complete_run_finishes_every_phase() -> None:
     state.apply_all(events)
     assert state.requests_done == state.total_requests
     assert state.progress_fraction(events[-1].t) == 1.0
+
+
+def test_verified_scores_are_shaped_as_their_verifiers_give_them() -> None:
+    requests = [e for e in sample_events(None) if isinstance(e, RequestFinished)]
+    for request in requests:
+        if request.status == "error":
+            assert request.score_verified is None and request.score_heuristic is None
+            continue
+        score = request.score_verified
+        assert score is not None and 0.0 <= score <= 1.0
+        if request.suite == "math":
+            assert round(score * 3, 6) in (0, 1, 2, 3)  # credit per sub-question
+        elif request.suite == "coding":
+            assert round(score * 5, 6) in range(6)  # hidden tests passed of five
+        elif request.suite == "tool_call":
+            assert score in (0.5, 1.0)
+    ok = [r for r in requests if r.status == "ok"]
+    differ = sum(r.score_verified != r.score_heuristic for r in ok)
+    assert differ > 0.9 * len(ok), "verified scores are not the heuristic ones renamed"

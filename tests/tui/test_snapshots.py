@@ -5,10 +5,21 @@ Update with ``pytest tests/tui --snapshot-update``, then look at the SVGs before
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.pilot import Pilot
 
+from nvfp4_tui.compare import compare_snapshots
 from nvfp4_tui.sources.fixed import FixedSource
+from nvfp4_tui.sources.replay import ReplaySource
+from nvfp4_tui.sources.sample_events import RUN_ID, sample_events
+from nvfp4_tui.store.reader import open_snapshot
+from nvfp4_tui.tui.app import FleetApp
+from nvfp4_tui.tui.compare_app import CompareApp
 from nvfp4_tui.tui.sample_app import sample_app, settle
+
+from .runs import compare_run, settle_replay, write_snapshot
+from .test_compare_screen import SHIFT as COMPARE_SHIFT
 
 
 def _settled(source: FixedSource):
@@ -50,3 +61,25 @@ def test_help_120x36(snap_compare) -> None:
     assert snap_compare(
         app, press=["question_mark"], terminal_size=(120, 36), run_before=_settled(source)
     )
+
+
+def test_fleet_replay_120x36(snap_compare, tmp_path: Path) -> None:
+    """A replay paused 1:50 into the recorded sample run at x5: the timeline replaces the bar."""
+    path = write_snapshot(tmp_path, RUN_ID, sample_events(None)).path
+    source = ReplaySource(path, speed=5)
+    source.control("pause")
+    source.control("seek:110")
+    app = FleetApp(source, clock=source.clock, title=f"replay {RUN_ID}")
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle_replay(pilot, source)
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)
+
+
+def test_compare_120x36(snap_compare, tmp_path: Path) -> None:
+    """Two runs compared: three significant changes, two better and one worse, n per cell."""
+    a = write_snapshot(tmp_path, "run-a", compare_run("run-a", seed=1, shift={})).path
+    b = write_snapshot(tmp_path, "run-b", compare_run("run-b", seed=2, shift=COMPARE_SHIFT)).path
+    app = CompareApp(compare_snapshots(open_snapshot(a), open_snapshot(b)))
+    assert snap_compare(app, terminal_size=(120, 36))

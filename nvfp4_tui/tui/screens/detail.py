@@ -18,8 +18,14 @@ from textual_plotext.plot import Plot
 from nvfp4_tui.state import AnswerText, EndpointState, FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import cell_styles
-from nvfp4_tui.tui.plain_text import plain_text
-from nvfp4_tui.tui.readouts import class_badge, decode_bins, histogram, phase_text
+from nvfp4_tui.tui.plain_text import plain_text, widget_id
+from nvfp4_tui.tui.readouts import (
+    SCORE_LABELS,
+    class_badge,
+    decode_bins,
+    histogram,
+    phase_text,
+)
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, Painter
 from nvfp4_tui.tui.widgets.gpu_pane import status_content
@@ -50,13 +56,14 @@ class DetailScreen(StateScreen):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back", id="back")]
 
     def __init__(self, endpoint_id: str) -> None:
-        super().__init__(id=f"detail-{endpoint_id}")
+        super().__init__(id=widget_id("detail", endpoint_id))
         self.endpoint_id = endpoint_id
         self._charts_key: tuple[object, ...] | None = None
         self._charts_t = -float("inf")
         self._rows_key: tuple[object, ...] | None = None
         self._answer: AnswerText | None = None
         self._head: Content | None = None
+        self._score_column: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-head")
@@ -82,11 +89,6 @@ class DetailScreen(StateScreen):
                 yield Static(id="answer-text", markup=False)
         yield Footer()
 
-    def on_mount(self) -> None:
-        table = self.query_one("#requests", DataTable)
-        for label, key in REQUEST_COLUMNS:
-            table.add_column(label, key=key)
-
     def action_back(self) -> None:
         self.dismiss()
 
@@ -100,7 +102,7 @@ class DetailScreen(StateScreen):
         self._show_requests(endpoint, state)
         self._show_answer(endpoint)
         gpu_samples = endpoint.gpu.samples if endpoint.gpu else 0
-        key = (endpoint.version, gpu_samples)
+        key = (self.fleet_app.generation, endpoint.version, gpu_samples)
         # Throttled by wall time whatever the injected clock: the point is to bound the CPU.
         if key != self._charts_key and time.monotonic() - self._charts_t >= CHART_INTERVAL_S:
             self._charts_key = key
@@ -137,11 +139,27 @@ class DetailScreen(StateScreen):
 
     def _show_requests(self, endpoint: EndpointState, state: FleetState) -> None:
         rows = list(endpoint.recent_requests)[-TABLE_ROWS:]
-        key = (len(endpoint.recent_requests), rows[-1] if rows else None, self.app.theme)
+        score_name = self.fleet_app.score_name
+        key = (
+            self.fleet_app.generation,
+            len(endpoint.recent_requests),
+            rows[-1] if rows else None,
+            score_name,
+            self.app.theme,
+        )
         if key == self._rows_key:
             return
         self._rows_key = key
         table = self.query_one("#requests", DataTable)
+        if score_name != self._score_column:
+            # The score column is headed by the score it shows; a column's width follows its
+            # label only when added, so the columns are laid anew.
+            self._score_column = score_name
+            table.clear(columns=True)
+            for label, column in REQUEST_COLUMNS:
+                table.add_column(
+                    SCORE_LABELS.get(score_name, label) if column == "score" else label, key=column
+                )
         start = state.started_t or 0.0
         styles = cell_styles(self.app)
         status_style = {"error": styles.error, "incomplete": styles.warning}
@@ -160,7 +178,7 @@ class DetailScreen(StateScreen):
                 _right(units.seconds_as_ms(row.ttft_s)),
                 _right(units.tps(row.decode_tps)),
                 _right(units.DASH if row.tokens_out is None else str(row.tokens_out)),
-                _right(units.score(row.score())),
+                _right(units.score(row.score(score_name))),
                 status,
             )
         if rows:

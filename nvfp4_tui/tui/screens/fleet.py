@@ -2,31 +2,36 @@
 
 The grid's shape follows the terminal: as few rows as let every pane keep ``PANE_MIN_W`` columns
 (4+3 at 160 columns, one row of seven at 240), rows stretched to fill the height when they fit
-and fixed at ``PANE_MIN_H`` (scrolling) when they do not.
+and fixed at the height the panes need (``pane_height``: 17 rows for six suites; scrolling) when
+they do not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import ClassVar
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid
+from textual.css.query import NoMatches
 from textual.events import Resize
 from textual.geometry import Size
 from textual.widgets import Footer
 
 from nvfp4_tui.state import FleetState
 from nvfp4_tui.tui.screens.base import StateScreen
-from nvfp4_tui.tui.widgets.gpu_pane import GpuPane, pane_readout
+from nvfp4_tui.tui.widgets.gpu_pane import GpuPane, pane_height, pane_readout
 from nvfp4_tui.tui.widgets.run_header import RunHeader, run_readout
 
 PANE_MIN_W = 28
-PANE_MIN_H = 17
+PANE_MIN_H = 17  # six suites, no SLO line; ``pane_height`` tells the panes of a given run
 HEADER_H = 2
 FOOTER_H = 1
-READOUT_HZ = 4  # a pane's time-dependent parts (sparkline window, staleness) move this often
+# A pane's time-dependent parts (sparkline window, staleness) move with whole seconds.
+READOUT_HZ = 1
 
 
 def grid_shape(count: int, width: int) -> tuple[int, int]:
@@ -54,10 +59,13 @@ class FleetScreen(StateScreen):
         super().__init__(id="fleet")
         self._pane_ids: tuple[str, ...] = ()
         self._columns = 1
-        self._seen: dict[str, tuple[int, int, int]] = {}
+        self._pane_h = PANE_MIN_H
+        self._seen: dict[str, tuple[object, ...]] = {}
+        self._pane_list: list[GpuPane] = []
+        self._header = RunHeader()
 
     def compose(self) -> ComposeResult:
-        yield RunHeader()
+        yield self._header
         yield Grid(id="grid")
         yield Footer()
 
@@ -72,44 +80,77 @@ class FleetScreen(StateScreen):
         grid = self.query_one("#grid", Grid)
         grid.styles.grid_size_columns = columns
         room = size.height - HEADER_H
-        fits_with_footer = (room - FOOTER_H) // rows >= PANE_MIN_H
-        fits = room // rows >= PANE_MIN_H
+        fits_with_footer = (room - FOOTER_H) // rows >= self._pane_h
+        fits = room // rows >= self._pane_h
         # The footer gives way when it alone would push the panes into scrolling.
         self.query_one(Footer).display = fits_with_footer or not fits
-        grid.styles.grid_rows = "1fr" if fits else str(PANE_MIN_H)
+        grid.styles.grid_rows = "1fr" if fits else str(self._pane_h)
 
     def _ensure_panes(self, state: FleetState) -> None:
         ids = tuple(state.endpoints)
         if ids == self._pane_ids:
             return
-        grid = self.query_one("#grid", Grid)
-        grid.remove_children()
-        grid.mount_all(GpuPane(endpoint) for endpoint in state.endpoints.values())
         self._pane_ids = ids
         self._seen.clear()
-        self._reflow(self.size)
+        self._pane_h = max((pane_height(e) for e in state.endpoints.values()), default=PANE_MIN_H)
+        panes = [GpuPane(endpoint) for endpoint in state.endpoints.values()]
+        # Kept, not queried: a query walks the whole screen, and drawing runs several times a second.
+        self._pane_list = panes
+        grid = self.query_one("#grid", Grid)
+        if grid.children:
+            self._replace_panes(panes)
+        else:
+            grid.mount_all(panes)
+            self._reflow(self.size)
+
+    @work(exclusive=True, group="panes")
+    async def _replace_panes(self, panes: list[GpuPane]) -> None:
+        # Removal finishes before mounting: a replay that seeks back before the run started and
+        # then plays on brings back panes with the ids of those just removed.
+        grid = self.query_one("#grid", Grid)
+        await grid.remove_children()
+        await grid.mount_all(panes)
+        if self.app.is_running and self.is_attached and grid.is_attached:
+            with contextlib.suppress(NoMatches):  # the app closed while the panes mounted
+                self._reflow(self.size)
 
     # ---- drawing
 
     def show_state(self, state: FleetState, now: float) -> None:
         self._ensure_panes(state)
         app = self.fleet_app
-        self.query_one(RunHeader).show(
-            run_readout(state, now, paused=app.paused, source_ended=app.source_ended)
+        self._header.show(
+            run_readout(
+                state,
+                now,
+                paused=app.paused,
+                source_ended=app.source_ended,
+                replay=app.replay_readout(),
+                follow=app.follow_readout(),
+            )
         )
         tick = int(now * READOUT_HZ)
-        for pane in self.query(GpuPane):
+        score_name = app.score_name
+        # Once the run has ended its sparklines hold its last minute rather than run down to 0.
+        spark_end_t = now if state.finished_t is None else min(now, state.finished_t)
+        for pane in self._pane_list:
             endpoint = state.endpoints.get(pane.endpoint_id)
             if endpoint is None:
                 continue
             gpu_samples = endpoint.gpu.samples if endpoint.gpu else 0
-            key = (endpoint.version, gpu_samples, tick)
+            key = (app.generation, endpoint.version, gpu_samples, tick, score_name)
             if self._seen.get(pane.endpoint_id) == key:
                 continue
-            if pane.show(pane_readout(endpoint, now)):
+            if pane.show(pane_readout(endpoint, now, score_name, spark_end_t=spark_end_t)):
                 self._seen[pane.endpoint_id] = key
 
     # ---- navigation
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # In a replay, left and right seek (the app's bindings); tab and up/down still move.
+        if action == "move" and parameters and parameters[0] != 0:
+            return self.fleet_app.source.kind != "replay"
+        return True
 
     def on_gpu_pane_ready(self) -> None:
         # A new pane draws as soon as it can, even if nothing changes meanwhile.
@@ -119,7 +160,7 @@ class FleetScreen(StateScreen):
         self.fleet_app.open_detail(message.endpoint_id)
 
     def _panes(self) -> list[GpuPane]:
-        return list(self.query(GpuPane))
+        return [pane for pane in self._pane_list if pane.is_mounted]
 
     def action_open_detail(self) -> None:
         panes = self._panes()

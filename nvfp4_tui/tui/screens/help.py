@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 MOUSE_AND_PALETTE = (
     ("click", "open a pane's detail"),
-    ("tab / ←→↑↓", "move between panes"),
+    ("tab / ←→↑↓", "move between panes (in a replay ←→ seek; tab, ↑↓ move)"),
     ("ctrl+p", "command palette: every action, and each endpoint's detail"),
     ("ctrl+q", "quit (asks first while a run is going)"),
 )

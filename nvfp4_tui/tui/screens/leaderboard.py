@@ -19,12 +19,17 @@ from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles, cell_styles
 from nvfp4_tui.tui.plain_text import one_line
 from nvfp4_tui.tui.readouts import (
+    SCORE_LABELS,
+    VERIFIED,
     base_concurrency,
+    capacity_rows,
     class_name,
+    load_text,
     pareto_points,
     quality_table,
     route_by_task,
     short_labels,
+    slo_text,
     speed_rows,
     throughput_curves,
 )
@@ -55,10 +60,11 @@ class LeaderboardScreen(StateScreen):
             with Horizontal(id="lb-middle"):
                 yield DataTable(id="speed", cursor_type="none")
                 yield DataTable(id="routes", cursor_type="none")
+            yield DataTable(id="capacity", cursor_type="none")
             yield Static(id="lb-legend")
             with Horizontal(id="lb-charts"):
                 yield Chart("aggregate throughput (tok/s) by concurrency", id="chart-scaling")
-                yield Chart("quality vs decode tok/s at c=1, Pareto frontier", id="chart-pareto")
+                yield Chart("Pareto: quality vs decode tok/s", id="chart-pareto")
         yield Footer()
 
     def action_back(self) -> None:
@@ -68,11 +74,14 @@ class LeaderboardScreen(StateScreen):
         finished_phases = sum(
             p.state == "finished" for e in state.endpoints.values() for p in e.phase_progress()
         )
+        score_name = self.fleet_app.score_name
         key = (
+            self.fleet_app.generation,
             state.run_id,
             state.requests_done,
             finished_phases,
             tuple(state.endpoints),
+            score_name,
             self.app.theme,  # table cells carry the theme's colours
         )
         if key == self._key or time.monotonic() - self._drawn_t < REDRAW_INTERVAL_S:
@@ -83,26 +92,37 @@ class LeaderboardScreen(StateScreen):
         styles = cell_styles(self.app)
         concurrency = base_concurrency(state)
         at = units.DASH if concurrency is None else f"c={concurrency}"
+        score = SCORE_LABELS.get(score_name, score_name)
+        other = "heuristic" if score_name == VERIFIED else "verified"
         self.query_one("#lb-head", Static).update(
             Content.assemble(
                 ("Leaderboard", "bold"),
                 "  ",
                 one_line(state.run_name),
-                ("   quality = heuristic score 0–1, mean ±95% CI (n ≥ 3) and n;", "$text-muted"),
-                (f" speeds at {at}", "$text-muted"),
+                "   quality = ",
+                (f"{score} score", "bold"),
+                (" 0–1, mean ±95% CI (n ≥ 3) and n;", "$text-muted"),
+                (f" speeds at {at};", "$text-muted"),
+                (f" v: {other}", "$text-muted"),
             )
         )
-        self._show_quality(state, labels, styles)
+        self._show_quality(state, labels, styles, score_name)
         self._show_speed(state, labels, styles)
-        self._show_routes(state, labels, styles)
+        self._show_routes(state, labels, styles, score_name)
+        self._show_capacity(state, labels, styles)
         self._show_legend(state, labels)
         self._show_scaling(state)
-        self._show_pareto(state, labels)
+        self._show_pareto(state, labels, score_name)
 
-    def _show_quality(self, state: FleetState, labels: dict[str, str], styles: CellStyles) -> None:
+    def _show_quality(
+        self, state: FleetState, labels: dict[str, str], styles: CellStyles, score_name: str
+    ) -> None:
         table = self.query_one("#quality", DataTable)
-        q = quality_table(state)
-        table.border_title = f"Quality by suite at c={q.concurrency} · best per row in bold"
+        q = quality_table(state, score_name)
+        score = SCORE_LABELS.get(score_name, score_name)
+        table.border_title = (
+            f"Quality ({score}) by suite at c={q.concurrency} · best per row in bold"
+        )
         table.clear(columns=True)
         table.add_column(Text("suite"), key="suite")
         for eid in q.endpoint_ids:
@@ -150,7 +170,9 @@ class LeaderboardScreen(StateScreen):
             f"{class_name(c)} avg {units.tps(average)}" for c, average in averages.items()
         )
 
-    def _show_routes(self, state: FleetState, labels: dict[str, str], styles: CellStyles) -> None:
+    def _show_routes(
+        self, state: FleetState, labels: dict[str, str], styles: CellStyles, score_name: str
+    ) -> None:
         table = self.query_one("#routes", DataTable)
         table.border_title = "Route by task: the fastest within the best's 95% CI"
         table.clear(columns=True)
@@ -163,7 +185,7 @@ class LeaderboardScreen(StateScreen):
             (_right("95% CI"), "ci"),
         ):
             table.add_column(label, key=key)
-        for route in route_by_task(state):
+        for route in route_by_task(state, score_name):
             ci = route.best_ci95
             table.add_row(
                 Text(route.suite),
@@ -175,6 +197,46 @@ class LeaderboardScreen(StateScreen):
                     units.DASH if ci is None else f"{units.score(ci[0])}–{units.score(ci[1])}",
                     styles.muted,
                 ),
+            )
+
+    def _show_capacity(self, state: FleetState, labels: dict[str, str], styles: CellStyles) -> None:
+        """Capacity at SLO per endpoint: shown only for a run with SLO targets or a load sweep."""
+        table = self.query_one("#capacity", DataTable)
+        rows = capacity_rows(state)
+        table.display = bool(rows)
+        if not rows:
+            return
+        table.border_title = "Capacity at SLO: " + slo_text(rows[0])
+        table.border_subtitle = "capacity: the highest load every load below it sustained"
+        table.clear(columns=True)
+        for label, key in (
+            ("endpoint", "endpoint"),
+            (_right("capacity"), "capacity"),
+            (_right("goodput req/s"), "goodput"),
+            (_right("tok/s"), "tps"),
+            (_right("SLO met"), "met"),
+            (_right("knee"), "knee"),
+            (_right("highest run"), "max"),
+            ("sweep stopped by", "stop"),
+        ):
+            table.add_column(label, key=key)
+        best = max((r.capacity for r in rows if r.capacity is not None), default=None)
+        for row in rows:
+            kind = row.load_kind
+            top = row.capacity is not None and row.capacity == best
+            table.add_row(
+                Text(labels[row.endpoint]),
+                _right(load_text(kind, row.capacity), styles.best if top else ""),
+                _right(units.rate(row.capacity_goodput_rps)),
+                _right(units.tps(row.capacity_throughput_tps)),
+                _right(
+                    units.pct(
+                        None if row.capacity_attainment is None else row.capacity_attainment * 100
+                    )
+                ),
+                _right(load_text(kind, row.knee)),
+                _right(load_text(kind, row.max_load)),
+                Text(row.sweep_stop or units.DASH, style=styles.muted),
             )
 
     def _show_legend(self, state: FleetState, labels: dict[str, str]) -> None:
@@ -209,11 +271,15 @@ class LeaderboardScreen(StateScreen):
             tuple((k, tuple(v)) for k, v in curves.items()), paint
         )
 
-    def _show_pareto(self, state: FleetState, labels: dict[str, str]) -> None:
-        points = pareto_points(state)
+    def _show_pareto(self, state: FleetState, labels: dict[str, str], score_name: str) -> None:
+        points = pareto_points(state, score_name)
         order = list(state.endpoints)
         frontier = sorted((p for p in points if p.on_frontier), key=lambda p: p.decode_tps)
         chart = self.query_one("#chart-pareto", Chart)
+        score = SCORE_LABELS.get(score_name, score_name)
+        chart.border_title = (
+            f"Pareto: {score} quality vs decode tok/s at c={base_concurrency(state)}"
+        )
         chart.border_subtitle = (
             "frontier: " + " → ".join(labels[p.endpoint_id] for p in frontier) if frontier else ""
         )
@@ -238,4 +304,4 @@ class LeaderboardScreen(StateScreen):
                 plt.ylim(min(qualities) - pad_y, max(qualities) + pad_y)
             plt.xlabel("decode tok/s")
 
-        chart.draw(tuple(points), paint)
+        chart.draw((score_name, tuple(points)), paint)

@@ -15,21 +15,28 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Digits, Sparkline, Static
+from textual.widgets import Static
 
-from nvfp4_tui.state import EndpointState
+from nvfp4_tui.state import PRIMARY_SCORE, EndpointState
 from nvfp4_tui.tui import units
-from nvfp4_tui.tui.plain_text import one_line
-from nvfp4_tui.tui.readouts import class_badge, decode_bins
+from nvfp4_tui.tui.plain_text import one_line, widget_id
+from nvfp4_tui.tui.readouts import SCORE_LABELS, class_badge, decode_bins
+from nvfp4_tui.tui.widgets.big_number import BigNumber
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.meter import Meter
+from nvfp4_tui.tui.widgets.spark_bars import SparkBars
 
 Freshness = Literal["none", "stale", "ok"]
 SPARK_WINDOW_S = 60.0
-# One-second bins: two samples per column for sparklines up to 30 columns wide (see below).
-SPARK_BINS = 60
+SPARK_BINS = 60  # one-second bins; each column of the sparkline shows the highest of its bins
 VRAM_HIGH_FRACTION = 0.97
 MIN_QUALITY_BAR = 6  # narrower quality bars read as noise: below this the bar is left out
+# The big number keeps this many characters (padded with spaces, drawn blank), so a rate
+# crossing 99 -> 100 does not change the widget's width and lay the whole screen out again.
+DECODE_CHARS = 3
+# Rows of a pane besides its quality list: border 2, status 1, big number 3, TTFT, VRAM, GPU,
+# server and errors 1 each. The SLO line adds one when the run has SLO targets.
+PANE_FIXED_ROWS = 11
 
 STATUS_TEXT = {
     "waiting": "waiting",
@@ -80,15 +87,37 @@ class PaneReadout:
     queue: float | None
     server_freshness: Freshness
     quality: tuple[SuiteQuality, ...]
+    score_name: str  # which score ``quality`` holds
     errors: int
     last_error: str | None
+    has_slo: bool
+    slo_attainment_pct: int | None  # of the phase now running (or the last): whole percent
+    slo_target_pct: int
+    goodput_rps: float | None  # requests that met the SLO per second, to one decimal
 
 
 def _freshness(present: bool, stale: bool) -> Freshness:
     return "none" if not present else "stale" if stale else "ok"
 
 
-def pane_readout(endpoint: EndpointState, now: float) -> PaneReadout:
+def pane_height(endpoint: EndpointState) -> int:
+    """The rows a pane needs to show all of ``endpoint`` without cutting a line."""
+    return PANE_FIXED_ROWS + max(1, len(endpoint.suites())) + int(endpoint.load.has_slo)
+
+
+def pane_readout(
+    endpoint: EndpointState,
+    now: float,
+    score_name: str = PRIMARY_SCORE,
+    *,
+    spark_end_t: float | None = None,
+) -> PaneReadout:
+    """What the pane shows at ``now``; its sparkline ends at ``spark_end_t`` (default ``now``:
+    a finished run's views pass its end, so the last minute of the run stays in view)."""
+    load = endpoint.load
+    slo = load.current() if load.has_slo else None
+    attainment = slo.attainment if slo else None
+    goodput = slo.goodput_rps if slo else None
     gpu = endpoint.gpu
     sample = gpu.latest if gpu else None
     server = endpoint.server_latest
@@ -104,7 +133,10 @@ def pane_readout(endpoint: EndpointState, now: float) -> PaneReadout:
         # Whole seconds only: the sparkline moves once a second, not with every progress event.
         spark=tuple(
             decode_bins(
-                endpoint.decode_history, math.floor(now), window_s=SPARK_WINDOW_S, bins=SPARK_BINS
+                endpoint.decode_history,
+                math.floor(now if spark_end_t is None else spark_end_t),
+                window_s=SPARK_WINDOW_S,
+                bins=SPARK_BINS,
             )
         ),
         ttft_p50_s=endpoint.ttft_p50_recent_s,
@@ -122,31 +154,27 @@ def pane_readout(endpoint: EndpointState, now: float) -> PaneReadout:
         quality=tuple(
             SuiteQuality(suite, q.mean, q.n, q.ci95_half_width)
             for suite in endpoint.suites()
-            for q in (endpoint.quality_stats(suite),)
+            for q in (endpoint.quality_stats(suite, score_name),)
         ),
+        score_name=score_name,
         errors=endpoint.requests_error,
         last_error=error_text,
+        has_slo=load.has_slo,
+        slo_attainment_pct=None if attainment is None else math.floor(attainment * 100),
+        slo_target_pct=round(load.targets.attainment * 100),
+        goodput_rps=None if goodput is None else round(goodput, 1),
     )
+
+
+def decode_text(decode_tps: float | None) -> str:
+    """The big number: whole tokens per second, padded to ``DECODE_CHARS``."""
+    text = units.DASH if decode_tps is None else f"{decode_tps:.0f}"
+    return text.ljust(DECODE_CHARS)
 
 
 def status_content(status: str) -> Content:
     mark = STATUS_MARK.get(status, "○")
     return Content.styled(f"{mark} {STATUS_TEXT.get(status, status)}", STATUS_STYLE.get(status, ""))
-
-
-class ZeroBasedSparkline(Sparkline):
-    """A Sparkline whose scale starts at zero, so steady decoding draws a steady, full bar.
-
-    Textual's Sparkline scales from the data's minimum, which turns ±2% noise into full-height
-    swings. Each column summarises (max) its bucket of samples, so giving it two samples per
-    column (``SPARK_BINS`` over its width) and a leading 0 puts that 0 in the first bucket beside
-    a real sample: the minimum becomes 0 and no column changes.
-    """
-
-    def show(self, values: tuple[float, ...]) -> None:
-        data = [0.0, *values] if values else []
-        if data != self.data:
-            self.data = data
 
 
 class QualityList(Widget):
@@ -215,7 +243,7 @@ class GpuPane(Vertical, can_focus=True):
     _STATUS_CLASSES: ClassVar[tuple[str, ...]] = tuple(f"-{s}" for s in STATUS_TEXT)
 
     def __init__(self, endpoint: EndpointState) -> None:
-        super().__init__(id=f"pane-{endpoint.id}")
+        super().__init__(id=widget_id("pane", endpoint.id))
         self.endpoint_id = endpoint.id
         info = endpoint.info
         gpu = f"GPU {info.gpu}" if info.gpu is not None else "GPU ?"
@@ -225,20 +253,32 @@ class GpuPane(Vertical, can_focus=True):
         self._ready = False
 
     def compose(self) -> ComposeResult:
+        # Kept as attributes: ``show`` runs several times a second and a query walks the DOM.
+        self._status = Static(classes="status")
+        self._decode = BigNumber(classes="decode")
+        self._spark = SparkBars(classes="spark")
+        self._timing = FitLine(classes="timing")
+        self._vram = Meter(classes="vram")
+        self._gpu = FitLine(classes="gpu")
+        self._server = FitLine(classes="server")
+        self._slo = FitLine(classes="slo")
+        self._quality = QualityList()
+        self._errors = FitLine(classes="errors")
         with Horizontal(classes="pane-row"):
             yield Static(self._badge, classes="badge", markup=False)
-            yield Static(classes="status")
+            yield self._status
         with Horizontal(classes="speed"):
-            yield Digits("", classes="decode")
+            yield self._decode
             with Vertical(classes="speed-side"):
                 yield Static("tok/s decode", classes="unit")
-                yield ZeroBasedSparkline(classes="spark")
-        yield FitLine(classes="timing")
-        yield Meter(classes="vram")
-        yield FitLine(classes="gpu")
-        yield FitLine(classes="server")
-        yield QualityList()
-        yield FitLine(classes="errors")
+                yield self._spark
+        yield self._timing
+        yield self._vram
+        yield self._gpu
+        yield self._server
+        yield self._slo
+        yield self._quality
+        yield self._errors
 
     def on_mount(self) -> None:
         self._ready = True
@@ -257,31 +297,37 @@ class GpuPane(Vertical, can_focus=True):
             return old is None or any(getattr(old, f) != getattr(readout, f) for f in fields)
 
         if changed("status"):
-            self.query_one(".status", Static).update(status_content(readout.status))
+            self._status.update(status_content(readout.status), layout=False)
             self.remove_class(*self._STATUS_CLASSES)
             self.add_class(f"-{readout.status}")
         if changed("decode_tps"):
-            value = readout.decode_tps
-            self.query_one(Digits).update("—" if value is None else f"{value:.0f}")
+            self._decode.show(decode_text(readout.decode_tps))
         if changed("spark"):
-            self.query_one(ZeroBasedSparkline).show(readout.spark)
+            self._spark.show(readout.spark)
         if changed("ttft_p50_s", "in_flight", "target"):
-            self.query_one(".timing", FitLine).show(*_timing(readout))
+            self._timing.show(*_timing(readout))
         if changed("vram_used_mib", "vram_total_mib", "gpu_freshness"):
             self._show_vram(readout)
         if changed("util_pct", "power_w", "temperature_c", "gpu_freshness"):
-            self.query_one(".gpu", FitLine).show(*_gpu(readout))
+            self._gpu.show(*_gpu(readout))
         if changed("kv_cache_pct", "queue", "server_freshness"):
-            self.query_one(".server", FitLine).show(*_server(readout))
+            self._server.show(*_server(readout))
+        if changed("has_slo", "slo_attainment_pct", "slo_target_pct", "goodput_rps"):
+            self._slo.display = readout.has_slo
+            self._slo.show(*_slo(readout))
         if changed("quality"):
-            self.query_one(QualityList).show(readout.quality)
+            self._quality.show(readout.quality)
+        if changed("score_name"):
+            self.border_subtitle = (
+                f"{SCORE_LABELS.get(readout.score_name, readout.score_name)} scores"
+            )
         if changed("errors", "last_error"):
-            self.query_one(".errors", FitLine).show(_errors(readout))
+            self._errors.show(_errors(readout))
             self.set_class(readout.errors > 0, "-has-errors")
         return True
 
     def _show_vram(self, r: PaneReadout) -> None:
-        meter = self.query_one(Meter)
+        meter = self._vram
         if r.vram_used_mib is None or r.gpu_freshness == "none":
             meter.show([("VRAM", "no telemetry"), ("VRAM", "—")], None)
             return
@@ -314,6 +360,30 @@ def _timing(r: PaneReadout) -> tuple[Content, ...]:
         ),
         Content.assemble(("TTFT ", "$text-muted"), ttft, ("  in flight ", "$text-muted"), flight),
         Content.assemble(("TTFT ", "$text-muted"), ttft, ("  ", ""), flight),
+    )
+
+
+def _slo(r: PaneReadout) -> tuple[Content, ...]:
+    """Attainment of the SLO in the current phase (coloured against its target), and goodput."""
+    if r.slo_attainment_pct is None:
+        return (Content.styled("SLO —  no requests yet", "$text-muted"),)
+    met = r.slo_attainment_pct >= r.slo_target_pct
+    pct = (f"{r.slo_attainment_pct}%", "$success" if met else "bold $error")
+    goodput = units.DASH if r.goodput_rps is None else f"{r.goodput_rps:.1f}"
+    target = f" of ≥{r.slo_target_pct}%"
+    return (
+        Content.assemble(
+            ("SLO met ", "$text-muted"),
+            pct,
+            (target, "$text-muted"),
+            ("   goodput ", "$text-muted"),
+            goodput,
+            (" req/s", "$text-muted"),
+        ),
+        Content.assemble(
+            ("SLO ", "$text-muted"), pct, ("   goodput ", "$text-muted"), goodput, ("/s", "")
+        ),
+        Content.assemble(("SLO ", "$text-muted"), pct, ("  good ", "$text-muted"), goodput, "/s"),
     )
 
 

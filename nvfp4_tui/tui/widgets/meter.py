@@ -36,12 +36,20 @@ class Meter(Widget):
         """(left, right) texts, longest first; ``fraction`` (0..1) filled, None: no bar."""
         fraction = None if fraction is None else min(1.0, max(0.0, fraction))
         wordings = tuple(wordings)
-        if (wordings, fraction) == (self._wordings, self._fraction):
-            return
-        self._wordings, self._fraction = wordings, fraction
         self.set_class(high, "-high")
         self.set_class(fraction is None, "-na")
-        self.refresh()
+        # Compared as drawn: a fraction that moves within one cell of the bar repaints nothing.
+        unchanged = (wordings, self._cells(fraction)) == (
+            self._wordings,
+            self._cells(self._fraction),
+        )
+        self._wordings, self._fraction = wordings, fraction
+        if not unchanged:
+            self.refresh()
+
+    def _cells(self, fraction: float | None) -> int | None:
+        """Filled cells of the bar at the current width (None: no bar)."""
+        return None if fraction is None else round(fraction * self.size.width)
 
     def _line(self, width: int) -> str:
         for left, right in self._wordings:

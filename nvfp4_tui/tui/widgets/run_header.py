@@ -1,5 +1,5 @@
 """RunHeader: the run at a glance — name, elapsed time, progress with ETA, requests, errors, and
-the phase each endpoint is in."""
+the phase each endpoint is in; for a replay, its timeline; for a followed run, its freshness."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from nvfp4_tui.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.plain_text import one_line
 from nvfp4_tui.tui.readouts import phase_text
+from nvfp4_tui.tui.source_status import FollowReadout, ReplayReadout
 from nvfp4_tui.tui.widgets.gpu_pane import STATUS_STYLE, STATUS_TEXT
 from nvfp4_tui.tui.widgets.meter import Meter
 
@@ -23,7 +24,9 @@ PROGRESS_MIN_W = 12
 @dataclass(frozen=True)
 class RunReadout:
     run_name: str
-    mode: str  # "live", "paused", "complete", "aborted", "ended", "waiting"
+    # "live", "paused", "complete", "aborted", "ended", "waiting"; for a replay "replay",
+    # "replay-paused", "replay-end"; for a followed run "following", "stale".
+    mode: str
     elapsed_s: float | None
     fraction: float
     eta_s: float | None
@@ -31,6 +34,8 @@ class RunReadout:
     requests_total: int | None
     errors: int
     phases: tuple[tuple[str, str, str], ...]  # (gpu tag, phase or status, status)
+    replay: ReplayReadout | None = None
+    quiet_s: int = 0  # a stale followed run: seconds since anything new arrived
 
 
 def _coarse(eta_s: float) -> int:
@@ -38,15 +43,42 @@ def _coarse(eta_s: float) -> int:
     return round(eta_s) if eta_s < 60 else round(eta_s / 5) * 5
 
 
-def run_readout(state: FleetState, now: float, *, paused: bool, source_ended: bool) -> RunReadout:
+def _mode(
+    state: FleetState,
+    *,
+    paused: bool,
+    source_ended: bool,
+    replay: ReplayReadout | None,
+    follow: FollowReadout | None,
+) -> str:
+    finished = state.status is not None and state.status != "running"
+    if replay is not None:
+        if replay.at_end:
+            return state.status if finished and state.status else "replay-end"
+        return "replay-paused" if replay.paused else "replay"
+    if finished and state.status:
+        return state.status
+    if follow is not None and follow.finished and follow.status in ("complete", "aborted"):
+        return follow.status  # the writer closed the run without a RunFinished event
     if state.status is None:
-        mode = "ended" if source_ended else "waiting"
-    elif state.status != "running":
-        mode = state.status
-    elif source_ended:
-        mode = "ended"
-    else:
-        mode = "paused" if paused else "live"
+        return "ended" if source_ended else "waiting"
+    if source_ended:
+        return "ended"
+    if follow is not None:
+        return "stale" if follow.stale else "following"
+    return "paused" if paused else "live"
+
+
+def run_readout(
+    state: FleetState,
+    now: float,
+    *,
+    paused: bool,
+    source_ended: bool,
+    replay: ReplayReadout | None = None,
+    follow: FollowReadout | None = None,
+) -> RunReadout:
+    mode = _mode(state, paused=paused, source_ended=source_ended, replay=replay, follow=follow)
     phases = []
     for endpoint in state.endpoints.values():
         gpu = endpoint.info.gpu
@@ -66,6 +98,8 @@ def run_readout(state: FleetState, now: float, *, paused: bool, source_ended: bo
         requests_total=state.total_requests,
         errors=state.errors,
         phases=tuple(phases),
+        replay=replay,
+        quiet_s=follow.quiet_s if follow is not None and mode == "stale" else 0,
     )
 
 
@@ -76,7 +110,14 @@ MODE_STYLE = {
     "aborted": ("✗ aborted", "$error"),
     "ended": ("■ source ended", "$text-muted"),
     "waiting": ("○ waiting for the run", "$text-muted"),
+    "replay": ("▶ replay", "$success"),
+    "replay-paused": ("‖ replay paused", "bold $warning"),
+    "replay-end": ("■ end of replay", "$text-muted"),
+    "following": ("◉ following", "$success"),
+    "stale": ("◉ following STALE", "bold $warning"),
 }
+# Modes in which an estimate of the time left means something.
+ETA_MODES = frozenset({"live", "paused", "following", "stale"})
 
 
 class HeaderLine(Widget):
@@ -102,37 +143,51 @@ class RunSummary(HeaderLine):
     def shown(self, readout: RunReadout | None) -> tuple[object, ...]:
         if readout is None:
             return ()
-        return (readout.run_name, readout.mode, readout.elapsed_s, readout.eta_s, readout.errors)
+        return (
+            readout.run_name,
+            readout.mode,
+            readout.elapsed_s,
+            readout.eta_s,
+            readout.errors,
+            readout.quiet_s,
+            # A replay shows its request count here, its timeline on the meter.
+            readout.requests_done if readout.replay else None,
+        )
 
     def render(self) -> Content:
         r = self.readout
         if r is None:
             return Content("")
         label, style = MODE_STYLE[r.mode]
+        compact_label = label.split()[0]
+        if r.mode == "stale":
+            label = f"{label} {units.clock(r.quiet_s)}"
+            compact_label = f"{compact_label} STALE"
         errors_style = "bold $error" if r.errors else "$text-muted"
-        eta = units.clock(r.eta_s) if r.mode in ("live", "paused") else units.DASH
         errors = f"{r.errors} error{'s' if r.errors != 1 else ''}"
+        if r.replay is not None:
+            total = units.DASH if r.requests_total is None else str(r.requests_total)
+            middle: tuple[tuple[str, str] | str, ...] = (
+                ("   requests ", "$text-muted"),
+                f"{r.requests_done}/{total}",
+            )
+            compact: tuple[tuple[str, str] | str, ...] = (f"{r.requests_done}/{total} req",)
+        else:
+            eta = units.clock(r.eta_s) if r.mode in ETA_MODES else units.DASH
+            elapsed = units.clock(r.elapsed_s)
+            middle = (("   elapsed ", "$text-muted"), elapsed, ("   ETA ", "$text-muted"), eta)
+            compact = (elapsed, ("  ETA ", "$text-muted"), eta)
         full = Content.assemble(
-            (r.run_name, "bold"),
-            "  ",
-            (label, style),
-            ("   elapsed ", "$text-muted"),
-            units.clock(r.elapsed_s),
-            ("   ETA ", "$text-muted"),
-            eta,
-            "   ",
-            (errors, errors_style),
+            (r.run_name, "bold"), "  ", (label, style), *middle, "   ", (errors, errors_style)
         )
         if full.cell_length <= self.size.width:
             return full
         return Content.assemble(
             (r.run_name, "bold"),
             " ",
-            (label.split()[0], style),
+            (compact_label, style),
             " ",
-            units.clock(r.elapsed_s),
-            ("  ETA ", "$text-muted"),
-            eta,
+            *compact,
             "  ",
             (f"{r.errors} err", errors_style),
         )
@@ -183,9 +238,16 @@ class RunHeader(Vertical):
         self._readout = readout
         self.query_one(RunSummary).show(readout)
         self.query_one(PhaseLine).show(readout)
+        meter = self.query_one(".progress", Meter)
+        replay = readout.replay
+        self.set_class(replay is not None, "-replay")
+        if replay is not None:
+            # The meter becomes the replay's timeline: position over length, and the speed.
+            where = f"{units.clock(replay.position_s)} / {units.clock(replay.duration_s)}"
+            mark = "■" if replay.at_end else "‖" if replay.paused else "▶"
+            meter.show([(where, f"{mark} {replay.speed_label}")], replay.fraction)
+            return
         total = units.DASH if readout.requests_total is None else str(readout.requests_total)
         done = f"{readout.requests_done}/{total}"
         percent = f"{readout.fraction * 100:.0f}%"
-        self.query_one(".progress", Meter).show(
-            [(f"{done} requests", percent), (done, percent)], readout.fraction
-        )
+        meter.show([(f"{done} requests", percent), (done, percent)], readout.fraction)

@@ -1,0 +1,107 @@
+"""The compare screen: every cell of two runs, significant changes marked better or worse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+from textual.widgets import DataTable, Static
+
+from nvfp4_tui import cli
+from nvfp4_tui.compare import METRICS, Comparison, MetricChange, compare_snapshots
+from nvfp4_tui.store.reader import open_snapshot
+from nvfp4_tui.tui import launch
+from nvfp4_tui.tui.compare_app import CompareApp
+from nvfp4_tui.tui.palette import cell_styles
+from nvfp4_tui.tui.screens.compare import change_text, verdict
+
+from .runs import compare_run, write_snapshot
+
+# Run B: Alpha decodes slower on math, Beta answers coding sooner, Gamma scores higher on math.
+SHIFT = {
+    ("moe_a", "math"): {"decode_tps": -30.0},
+    ("dense_b", "coding"): {"ttft_s": -0.06},
+    ("moe_c", "math"): {"quality": 0.15},
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("snapshots")
+    a = write_snapshot(root, "run-a", compare_run("run-a", seed=1, shift={})).path
+    b = write_snapshot(root, "run-b", compare_run("run-b", seed=2, shift=SHIFT)).path
+    return a, b
+
+
+@pytest.fixture(scope="module")
+def comparison(runs: tuple[Path, Path]) -> Comparison:
+    a, b = runs
+    return compare_snapshots(open_snapshot(a), open_snapshot(b))
+
+
+def _change(name: str, a: float | None, b: float | None, significant: bool) -> MetricChange:
+    metric = next(m for m in METRICS if m.name == name)
+    return MetricChange(metric, 20, 20, a, b, 0.001, 0.01, significant)
+
+
+def test_verdict_knows_which_direction_is_better() -> None:
+    assert verdict(_change("quality", 0.7, 0.8, True)) == "better"
+    assert verdict(_change("decode_tps", 120, 90, True)) == "worse"
+    assert verdict(_change("ttft_p50_s", 0.2, 0.14, True)) == "better"
+    assert verdict(_change("ttft_p50_s", 0.2, 0.3, True)) == "worse"
+    assert verdict(_change("quality", 0.7, 0.8, False)) is None
+
+
+def test_change_text() -> None:
+    assert change_text(_change("quality", 0.7, 0.812, True)) == "0.700 → 0.812 +0.112 *"
+    assert change_text(_change("decode_tps", 120.0, 90.0, False)) == "120.0 → 90.0 -25.0%"
+    assert change_text(_change("ttft_p50_s", 0.2, 0.15, True)) == "200 → 150 ms -25.0% *"
+    assert change_text(_change("quality", None, 0.5, False)) == "— → 0.500"
+
+
+def _rows(table: DataTable) -> list[list[Text]]:
+    return [table.get_row_at(i) for i in range(table.row_count)]
+
+
+async def test_table_highlights_the_significant_changes(comparison: Comparison) -> None:
+    app = CompareApp(comparison)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one("#changes", DataTable)
+        assert table.row_count == 6  # 3 endpoints x 2 suites
+        styles = cell_styles(app)
+        marked = {}
+        for row in _rows(table):
+            label, suite, _, n = (cell.plain for cell in row[:4])
+            assert n == "20/20"
+            for change in row[4:]:
+                if change.plain.endswith("*"):
+                    marked[(label, suite)] = change.style
+        assert marked == {
+            ("Alpha-35B-A3B", "math"): styles.error,
+            ("Beta-27B", "coding"): styles.best,
+            ("Gamma-26B-A4B", "math"): styles.best,
+        }
+        head = str(app.screen.query_one("#compare-head", Static).render())
+        assert "run-a" in head and "run-b" in head and "3 significant changes of 18 tests" in head
+        await pilot.press("s")
+        assert table.row_count == 3
+        await pilot.press("s")
+        assert table.row_count == 6
+        await pilot.press("q")
+        await pilot.pause()
+    assert not app.is_running
+
+
+def test_cli_compare_ui_opens_the_screen(runs: tuple[Path, Path], monkeypatch) -> None:
+    shown: list[Comparison] = []
+
+    def fake_ui(comparison: Comparison) -> int:
+        shown.append(comparison)
+        return 0
+
+    monkeypatch.setattr(launch, "run_compare_ui", fake_ui)
+    a, b = runs
+    assert cli.main(["compare", str(a), str(b), "--ui"]) == 0
+    assert len(shown) == 1 and len(shown[0].significant) == 3

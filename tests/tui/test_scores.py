@@ -1,0 +1,141 @@
+"""Verified scores by default, heuristic ones on ``v``, and every view saying which it shows."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
+
+from nvfp4_tui.events import EndpointInfo, Event, PhasePlan, RequestFinished, RunStarted
+from nvfp4_tui.sources.fixed import FixedSource
+from nvfp4_tui.sources.sample_events import START_T
+from nvfp4_tui.state import FleetState
+from nvfp4_tui.tui import units
+from nvfp4_tui.tui.app import FleetApp
+from nvfp4_tui.tui.readouts import HEURISTIC, VERIFIED, shown_score
+from nvfp4_tui.tui.sample_app import sample_app, settle
+from nvfp4_tui.tui.screens.detail import REQUEST_COLUMNS
+from nvfp4_tui.tui.widgets.fit_line import FitLine
+from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
+
+
+def _request(index: int, *, heuristic: float | None, verified: float | None) -> RequestFinished:
+    return RequestFinished(
+        t=START_T + index,
+        endpoint_id="e",
+        suite="math",
+        prompt_id="p",
+        concurrency=1,
+        phase_index=0,
+        request_index=index,
+        status="ok",
+        queue_s=0.0,
+        ttft_s=0.1,
+        e2e_s=1.0,
+        tokens_out=10,
+        decode_tps=10.0,
+        score_heuristic=heuristic,
+        score_verified=verified,
+    )
+
+
+def _run(*requests: RequestFinished) -> list[Event]:
+    info = EndpointInfo("e", "E", "http://127.0.0.1:1", "m", 0, "dense")
+    return [RunStarted(START_T, "r", "run", (info,), (PhasePlan("e", "math", 1, 6),)), *requests]
+
+
+def test_shown_score_falls_back_only_when_a_run_has_no_verified_scores() -> None:
+    state = FleetState()
+    assert shown_score(state, VERIFIED) == VERIFIED  # nothing scored yet: as asked
+    state.apply_all(_run(_request(0, heuristic=0.8, verified=None)))
+    assert shown_score(state, VERIFIED) == HEURISTIC
+    state.apply(_request(1, heuristic=0.8, verified=0.5))
+    assert shown_score(state, VERIFIED) == VERIFIED
+    assert shown_score(state, HEURISTIC) == HEURISTIC
+
+
+REQUEST_KEYS = [key for _, key in REQUEST_COLUMNS]
+
+
+def _rows(table: DataTable) -> list:
+    return [table.get_row_at(i) for i in range(table.row_count)]
+
+
+def _quality(pane: GpuPane) -> list[float | None]:
+    assert pane._readout is not None
+    return [q.mean for q in pane._readout.quality]
+
+
+async def test_panes_and_leaderboard_show_verified_scores_until_v() -> None:
+    app, source = sample_app(complete=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        endpoint = app.state.endpoints["dense_qwopus"]
+        pane = app.screen.query_one("#pane-dense_qwopus", GpuPane)
+        verified = [endpoint.quality_stats(s, VERIFIED).mean for s in endpoint.suites()]
+        heuristic = [endpoint.quality_stats(s, HEURISTIC).mean for s in endpoint.suites()]
+        assert verified != heuristic
+        assert _quality(pane) == verified
+        assert pane.border_subtitle == "verified scores"
+        assert not pane.query_one(".slo", FitLine).display, "the sample run has no SLO"
+        await pilot.press("v")
+        await pilot.pause()
+        assert _quality(pane) == heuristic
+        assert pane.border_subtitle == "heuristic scores"
+
+        await pilot.press("l")
+        await pilot.pause()
+        head = str(app.screen.query_one("#lb-head", Static).render())
+        assert "quality = heuristic score" in head
+        assert not app.screen.query_one("#capacity", DataTable).display
+        await pilot.press("v")
+        await pilot.pause(0.6)  # the leaderboard redraws at most twice a second
+        app.redraw()
+        await pilot.pause()
+        head = str(app.screen.query_one("#lb-head", Static).render())
+        assert "quality = verified score" in head
+        table = app.screen.query_one("#quality", DataTable)
+        assert "(verified)" in str(table.border_title)
+        math_row = [c.plain for c in table.get_row("math")]
+        cell = next(
+            row.quality
+            for row in endpoint.leaderboard(VERIFIED)
+            if row.suite == "math" and row.concurrency == 1
+        )
+        assert cell.mean is not None
+        column = list(app.state.endpoints).index("dense_qwopus") + 1
+        assert math_row[column].startswith(f"{cell.mean:.2f}")
+
+
+async def test_detail_table_scores_follow_the_choice() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        await pilot.press("enter")
+        await pilot.pause()
+        table = app.screen.query_one("#requests", DataTable)
+        assert table.columns[ColumnKey("score")].label.plain == "verified"
+        shown = [row[REQUEST_KEYS.index("score")].plain for row in _rows(table)]
+        endpoint = app.state.endpoints[app.screen.endpoint_id]
+        newest_first = list(endpoint.recent_requests)[::-1][: len(shown)]
+        assert shown == [units.score(r.score(VERIFIED)) for r in newest_first]
+        await pilot.press("v")
+        await pilot.pause()
+        assert table.columns[ColumnKey("score")].label.plain == "heuristic"
+        shown = [row[REQUEST_KEYS.index("score")].plain for row in _rows(table)]
+        assert shown == [units.score(r.score(HEURISTIC)) for r in newest_first]
+
+
+async def test_a_run_without_verified_scores_says_so() -> None:
+    events = _run(*(_request(i, heuristic=0.8, verified=None) for i in range(3)))
+    source = FixedSource(events, linger=True)
+    app = FleetApp(source, clock=lambda: START_T + 5)
+    notes: list[str] = []
+    app.notify = lambda message, **_: notes.append(message)  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        pane = app.screen.query_one(GpuPane)
+        assert pane.border_subtitle == "heuristic scores"
+        assert _quality(pane) == [0.8]
+        await pilot.press("v")
+        assert notes == ["This run has no verified scores: showing heuristic ones."]
+        assert app.score_name == HEURISTIC

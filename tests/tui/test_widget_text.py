@@ -1,0 +1,117 @@
+"""The text the cheap widgets draw: sparkline columns and bars, the big number's glyphs, and
+the header's read-outs for a replay and a followed run."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from textual.renderables.digits import Digits as DigitsRenderable
+
+from nvfp4_tui.events import EndpointInfo, PhasePlan, RunStarted
+from nvfp4_tui.slo import CapacityRow
+from nvfp4_tui.state import FleetState
+from nvfp4_tui.tui import units
+from nvfp4_tui.tui.readouts import load_text, slo_text
+from nvfp4_tui.tui.source_status import FollowReadout, ReplayReadout
+from nvfp4_tui.tui.widgets.big_number import glyph_rows, text_width
+from nvfp4_tui.tui.widgets.gpu_pane import decode_text
+from nvfp4_tui.tui.widgets.run_header import run_readout
+from nvfp4_tui.tui.widgets.spark_bars import bar_rows, columns
+
+T0 = 1_780_000_000.0
+
+
+def test_columns_take_the_highest_value_of_each_share() -> None:
+    assert columns([1, 5, 2, 2, 9, 0], 3) == [5, 2, 9]
+    assert columns([1, 2, 3], 6) == [1, 1, 2, 2, 3, 3]  # wider than the data: values repeat
+    assert columns([], 4) == []
+
+
+def test_bar_rows_start_at_zero() -> None:
+    assert bar_rows([0.0, 1.0], 1) == ["▁█"]
+    top, bottom = bar_rows([0.0, 0.5, 1.0], 2)
+    assert bottom == "▁██"  # half of two rows fills the lower row
+    assert top == "  █"
+
+
+def test_big_number_draws_textual_s_bold_glyphs() -> None:
+    rows = glyph_rows("127")
+    drawn = DigitsRenderable("127").render(Style(bold=True))
+    lines = [segment.text for segment in drawn if segment.text != "\n"]
+    assert list(rows) == lines
+    assert text_width("127") == 9 and text_width("—") == 1
+
+
+def test_decode_text_keeps_its_width() -> None:
+    assert [decode_text(v) for v in (56.4, 127.0, None)] == ["56 ", "127", "—  "]
+    assert text_width(decode_text(99.4)) == text_width(decode_text(100.2))
+
+
+def test_rate_and_load_text() -> None:
+    assert [units.rate(x) for x in (None, 1.824, 12.34, 123.4)] == ["—", "1.82", "12.3", "123"]
+    assert load_text("concurrency", 4.0) == "c=4"
+    assert load_text("rate", 2.5) == "2.5 req/s"
+    assert load_text("rate", None) == "—"
+
+
+def test_slo_text() -> None:
+    row = CapacityRow(
+        endpoint="e",
+        load_kind="concurrency",
+        capacity=4,
+        capacity_goodput_rps=1.0,
+        capacity_throughput_tps=100.0,
+        capacity_attainment=0.95,
+        knee=8,
+        knee_throughput_tps=200.0,
+        max_load=16,
+        steps=5,
+        sweep_stop=None,
+        slo_ttft_s=0.5,
+        slo_tpot_s=0.05,
+        slo_e2e_s=None,
+        slo_attainment=0.9,
+    )
+    assert slo_text(row) == "TTFT ≤ 500 ms · TPOT ≤ 50 ms · ≥ 90% met"
+
+
+def _state() -> FleetState:
+    info = EndpointInfo("e", "E", "http://127.0.0.1:1", "m", 0, "moe")
+    state = FleetState()
+    state.apply(RunStarted(T0, "r", "run", (info,), (PhasePlan("e", "math", 1, 6),)))
+    return state
+
+
+def test_header_modes_of_a_replay() -> None:
+    state = _state()
+
+    def mode(**replay: object) -> str:
+        readout = ReplayReadout(**{**PLAYING, **replay})  # type: ignore[arg-type]
+        return run_readout(state, T0, paused=False, source_ended=False, replay=readout).mode
+
+    assert mode() == "replay"
+    assert mode(paused=True) == "replay-paused"
+    assert mode(at_end=True) == "replay-end"  # a recording whose run never finished
+    assert ReplayReadout(**PLAYING).fraction == 0.25  # type: ignore[arg-type]
+
+
+PLAYING = dict(
+    position_s=30,
+    duration_s=120,
+    speed_label="x5",
+    paused=False,
+    at_end=False,
+    run_status="complete",
+)
+
+
+def test_header_modes_of_a_followed_run() -> None:
+    state = _state()
+
+    def mode(status: str = "running", finished: bool = False, stale: bool = False) -> str:
+        follow = FollowReadout(status, finished, stale, 15 if stale else 0)
+        return run_readout(state, T0, paused=False, source_ended=finished, follow=follow).mode
+
+    assert mode() == "following"
+    assert mode(stale=True) == "stale"
+    assert mode("aborted", finished=True) == "aborted"
+    assert mode("complete", finished=True) == "complete"
