@@ -7,12 +7,14 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.events import EndpointStatus, Event, PhaseFinished
 from nvfp4_tui.profile import Profile, with_urls
 from nvfp4_tui.suites import load_suites
 from nvfp4_tui.telemetry.source import GpuSource
+from nvfp4_tui.tui.plain_text import one_line
 
 
 def telemetry_for_run(
@@ -38,12 +40,18 @@ def telemetry_for_run(
 class PhasePrinter:
     """Prints one line per finished phase and endpoint (the headless progress display)."""
 
-    def __init__(self, stream=sys.stdout) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._stream = stream  # None: whatever sys.stdout is when a line is printed
+
+    @property
+    def stream(self) -> TextIO:
+        return self._stream or sys.stdout
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, EndpointStatus) and event.status in ("down", "error"):
-            print(f"{event.endpoint_id:<16} {event.status}: {event.message}", file=self.stream)
+            # The reason can quote a server (its model list): no escape reaches the terminal.
+            reason = one_line(event.message)
+            print(f"{event.endpoint_id:<16} {event.status}: {reason}", file=self.stream)
         if not isinstance(event, PhaseFinished):
             return
         rate = event.throughput_tps

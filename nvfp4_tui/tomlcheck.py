@@ -25,14 +25,19 @@ class ConfigError(Exception):
         self.problems = problems
 
 
-_LINE_BREAKING = re.compile("[\\x7f-\\x9f\\u2028\\u2029]")
+# Characters that end a line (or drive a terminal) for some reader: C0 and C1 controls, DEL,
+# and the Unicode line and paragraph separators.
+_LINE_BREAKING = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029]")
+
+
+def _escaped(text: str) -> str:
+    return _LINE_BREAKING.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def show(value: Any) -> str:
     """A value as the user wrote it in TOML, shortened, on one line whatever it holds."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
     # JSON leaves C1 controls (NEL, CSI) and Unicode line separators raw: escape them too.
-    text = _LINE_BREAKING.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    text = _escaped(json.dumps(value, ensure_ascii=False, default=str))
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -58,7 +63,9 @@ class Problems:
         self.lines: list[str] = []
 
     def add(self, key: str, message: str) -> None:
-        self.lines.append(f"{self.path}: {key}: {message}" if key else f"{self.path}: {message}")
+        line = f"{self.path}: {key}: {message}" if key else f"{self.path}: {message}"
+        # A message may quote the file (a key, a schema path): one line, whatever it holds.
+        self.lines.append(_escaped(line))
 
     def raise_if_any(self) -> None:
         if self.lines:

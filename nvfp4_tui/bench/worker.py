@@ -28,6 +28,7 @@ from nvfp4_tui.profile import Profile, load_profile, with_overrides, with_urls
 from nvfp4_tui.suites import load_suites
 
 PIPE_FLUSH_S = 0.05
+PIPE_BACKLOG_MAX_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -82,28 +83,46 @@ class WorkerSpec:
 
 
 class PipeWriter:
-    """Buffers encoded events and writes them to a file descriptor a few times a second."""
+    """Buffers encoded events and writes them to a file descriptor a few times a second.
+
+    The descriptor is non-blocking: a UI that stops reading for a while (a long render, a
+    suspended terminal) must not stall this loop, which times the tokens. What it has not read
+    waits here, up to ``PIPE_BACKLOG_MAX_BYTES``; beyond that the UI is given up on, as when it
+    goes away, and the run and its snapshot carry on.
+    """
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.buffer: list[bytes] = []
+        self.unsent = b""
         self.broken = False
+        os.set_blocking(fd, False)
 
     def __call__(self, event: Event) -> None:
         if not self.broken:
             self.buffer.append(encode(event))
 
     def flush(self) -> None:
-        if not self.buffer or self.broken:
+        if self.broken or not (self.buffer or self.unsent):
             return
-        data, self.buffer = b"".join(self.buffer), []
+        data, self.buffer = self.unsent + b"".join(self.buffer), []
         try:
             while data:
                 written = os.write(self.fd, data)
                 data = data[written:]
-        except (BrokenPipeError, OSError):
-            # The UI went away; the run and its snapshot carry on.
-            self.broken = True
+        except BlockingIOError:
+            pass  # the reader is behind: the rest goes on a later tick
+        except OSError:  # BrokenPipeError included: the UI went away
+            self.broken, data = True, b""
+        if len(data) > PIPE_BACKLOG_MAX_BYTES:
+            self.broken, data = True, b""
+        self.unsent = data
+
+    def flush_all(self) -> None:
+        """The last flush, at the end of the run: everything, waiting for the reader if need be."""
+        if not self.broken:
+            os.set_blocking(self.fd, True)
+        self.flush()
 
     async def flush_periodically(self) -> None:
         while True:
@@ -171,7 +190,7 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
     flusher = asyncio.create_task(pipe.flush_periodically())
     commands = (
         asyncio.create_task(_read_commands(session, main_task, spec.stop_when_stdin_closes))
-        if not sys.stdin.isatty()
+        if _stdin_is_pipe()
         else None
     )
     try:
@@ -180,7 +199,7 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
         flusher.cancel()
         if commands:
             commands.cancel()
-        pipe.flush()
+        pipe.flush_all()
     return 0 if result.status == "complete" else 130
 
 
