@@ -111,9 +111,13 @@ def _bwrap_args(job_dir: Path, limits: SandboxLimits) -> list[str]:
         "/proc",
     ]
     args += ["--size", str(limits.tmp_mib << 20)] if _bwrap_has_size() else []
-    args += ["--tmpfs", "/tmp"]
     interpreter_dirs = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix)}
     interpreter_dirs.add(Path(sys.executable).resolve().parent)
+    # A venv may live under /tmp (CI clones do): its unresolved path is what gets executed.
+    interpreter_dirs.update({Path(sys.prefix).absolute(), Path(sys.executable).absolute().parent})
+    args += ["--tmpfs", "/tmp"]
+    for kept in sorted(d for d in interpreter_dirs if d.is_relative_to("/tmp")):
+        args += ["--ro-bind", str(kept), str(kept)]
     for home in map(Path, _HIDDEN_HOMES):
         if home.is_dir():
             args += ["--tmpfs", str(home)]
