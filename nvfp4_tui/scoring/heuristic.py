@@ -125,7 +125,8 @@ def _same_literal(expected: Any, actual: Any) -> bool:
     return False
 
 
-def _meets(expected: Any, actual: Any) -> bool:
+def meets(expected: Any, actual: Any) -> bool:
+    """Whether an argument value satisfies an expected literal or constraint table."""
     if not isinstance(expected, dict):
         return _same_literal(expected, actual)
     is_number = isinstance(actual, int | float) and not isinstance(actual, bool)
@@ -162,7 +163,7 @@ def _matched_count(expected: Sequence[ExpectedCall], calls: Sequence[tuple[Any, 
             for j, (name, arguments) in enumerate(calls)
             if name == e.name
             and arguments is not None
-            and all(k in arguments and _meets(v, arguments[k]) for k, v in e.arguments.items())
+            and all(k in arguments and meets(v, arguments[k]) for k, v in e.arguments.items())
         ]
         for e in expected
     ]

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from nvfp4_tui.scoring.heuristic import meets
 from nvfp4_tui.suites import ExpectedCall, Prompt
 
 WRONG_CALL_PENALTY = 0.25
@@ -31,41 +31,6 @@ def _validator(schema_json: str) -> Draft202012Validator:
     return Draft202012Validator(
         json.loads(schema_json), format_checker=Draft202012Validator.FORMAT_CHECKER
     )
-
-
-def _same(expected: Any, actual: Any) -> bool:
-    """Strings ignore case and surrounding space, numbers compare by value, lists ignore order."""
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return type(expected) is type(actual) and expected == actual
-    if isinstance(expected, int | float):
-        return isinstance(actual, int | float) and math.isclose(expected, actual, abs_tol=1e-9)
-    if isinstance(expected, str):
-        return isinstance(actual, str) and expected.strip().casefold() == actual.strip().casefold()
-    if isinstance(expected, list):
-        if not isinstance(actual, list) or len(actual) != len(expected):
-            return False
-        left = list(actual)
-        for item in expected:
-            hit = next((i for i, a in enumerate(left) if _same(item, a)), None)
-            if hit is None:
-                return False
-            left.pop(hit)
-        return True
-    return False
-
-
-def meets(expected: Any, actual: Any) -> bool:
-    """Whether an argument value satisfies an expected literal or constraint table."""
-    if not isinstance(expected, dict):
-        return _same(expected, actual)
-    number = isinstance(actual, int | float) and not isinstance(actual, bool)
-    checks = {
-        "contains": lambda c: isinstance(actual, str) and c.casefold() in actual.casefold(),
-        "one_of": lambda c: any(_same(option, actual) for option in c),
-        "min": lambda c: number and actual >= c,
-        "max": lambda c: number and actual <= c,
-    }
-    return all(checks[key](value) for key, value in expected.items() if key in checks)
 
 
 def _problem(call: dict[str, Any], schemas: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
