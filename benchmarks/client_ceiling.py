@@ -668,17 +668,15 @@ def main(argv: list[str] | None = None) -> int:
     notes = list(NOTES)
     if not _installed("uvloop"):
         notes.append("uvloop is not installed: no uvloop rows (pip install uvloop to compare).")
-    path = harness.write_result(
+    return harness.publish(
         NAME,
-        args.results_dir,
-        quick=args.quick,
+        args,
         settings=settings_dict(settings),
         numbers=numbers,
         targets=verdicts,
         notes=notes,
+        report=report(numbers),
     )
-    harness.print_report([*report(numbers), harness.targets_table(verdicts)], path)
-    return 0
 
 
 if __name__ == "__main__":

@@ -501,17 +501,15 @@ def main(argv: list[str] | None = None) -> int:
     settings = QUICK if args.quick else FULL
     numbers = run(settings)
     verdicts = targets(numbers)
-    path = harness.write_result(
+    return harness.publish(
         NAME,
-        args.results_dir,
-        quick=args.quick,
+        args,
         settings=settings_dict(settings),
         numbers=numbers,
         targets=verdicts,
         notes=NOTES,
+        report=report(numbers),
     )
-    harness.print_report([*report(numbers), harness.targets_table(verdicts)], path)
-    return 0
 
 
 if __name__ == "__main__":

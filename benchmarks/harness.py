@@ -251,6 +251,30 @@ def write_result(
     return path
 
 
+def publish(
+    name: str,
+    args: argparse.Namespace,
+    *,
+    settings: dict[str, Any],
+    numbers: dict[str, Any],
+    targets: list[Target],
+    notes: list[str],
+    report: list[str],
+) -> int:
+    """Write the result file, print the report with its targets table, and return exit code 0."""
+    path = write_result(
+        name,
+        args.results_dir,
+        quick=args.quick,
+        settings=settings,
+        numbers=numbers,
+        targets=targets,
+        notes=notes,
+    )
+    print_report([*report, targets_table(targets)], path)
+    return 0
+
+
 def print_report(parts: list[str], path: Path | None = None) -> None:
     print("\n\n".join(parts))
     if path is not None:

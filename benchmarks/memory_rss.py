@@ -218,17 +218,15 @@ def main(argv: list[str] | None = None) -> int:
         settings = replace(settings, duration_s=args.minutes * 60)
     numbers = {**run(settings), "time_scale": settings.time_scale}
     verdicts = targets(numbers)
-    path = harness.write_result(
+    return harness.publish(
         NAME,
-        args.results_dir,
-        quick=args.quick,
+        args,
         settings=asdict(settings),
         numbers=numbers,
         targets=verdicts,
         notes=NOTES,
+        report=report(numbers),
     )
-    harness.print_report([*report(numbers), harness.targets_table(verdicts)], path)
-    return 0
 
 
 if __name__ == "__main__":
