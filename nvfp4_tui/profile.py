@@ -147,6 +147,8 @@ class RunPlan:
     max_errors: int | None = None
     slo: SloTargets = field(default_factory=SloTargets)
     retries: int = 0  # resends of a request answered 429 or 503; every attempt is its own row
+    # An endpoint refusing connections is probed this long: past a large model's reload.
+    outage_give_up_s: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -425,6 +427,9 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
         warmup=table.get("warmup", a_bool, "true or false", True),
         seed=table.get("seed", an_int(0), "an integer >= 0", 0),
         retries=table.get("retries", _retries, f"an integer from 0 to {MAX_RETRIES}", 0),
+        outage_give_up_s=table.get(
+            "outage_give_up_s", a_number(above=0), "a number of seconds > 0", 600.0
+        ),
         **_read_load(table),
     )
     for key, message in _plan_problems(plan):

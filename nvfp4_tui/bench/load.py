@@ -24,7 +24,7 @@ from nvfp4_tui.profile import RunPlan
 from nvfp4_tui.slo import LATE_AFTER_S
 
 OPEN_LOOP_SLOTS = 1024  # an open loop without max_concurrency still needs a pool size
-Limit = Literal["max_duration", "max_requests", "max_errors"]
+Limit = Literal["max_duration", "max_requests", "max_errors", "endpoint_down"]
 Send = Callable[[int, float, float], Awaitable[None]]  # (index, due offset s, late s)
 
 

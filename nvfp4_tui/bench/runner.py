@@ -35,6 +35,7 @@ from nvfp4_tui.bench.load import (
     run_open_loop,
     schedule_seed,
 )
+from nvfp4_tui.bench.outage import EndpointGate
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sweep import describe_stop, load_levels, phase_plan, stop_rule
 from nvfp4_tui.events import (
@@ -107,26 +108,32 @@ class Runner:
         self.verify_tls = verify_tls
         self.plans = plan_phases(profile, suites)
         self.stop_reason: str | None = None  # why the run was cancelled, for its RunFinished
-        self._resume = asyncio.Event()
-        self._resume.set()
+        give_up_s = profile.run.outage_give_up_s
+        self._gates = {
+            e.id: EndpointGate(e.id, emit, give_up_s=give_up_s) for e in profile.endpoints
+        }
+        self._paused = False
         self._verifying: dict[str, set[asyncio.Task]] = {}
         self._judge = _judge_config(profile)
         self._judge_http: aiohttp.ClientSession | None = None
 
     @property
     def paused(self) -> bool:
-        return not self._resume.is_set()
+        return self._paused
 
     def pause(self) -> None:
         """Stop sending new requests; those in flight finish and are recorded."""
-        self._resume.clear()
-        for endpoint in self.profile.endpoints:
-            self.emit(EndpointStatus(time.time(), endpoint.id, "paused"))
+        self._paused = True
+        for gate in self._gates.values():
+            gate.pause()
+            self.emit(EndpointStatus(time.time(), gate.endpoint_id, "paused"))
 
     def resume(self) -> None:
-        self._resume.set()
-        for endpoint in self.profile.endpoints:
-            self.emit(EndpointStatus(time.time(), endpoint.id, "running"))
+        self._paused = False
+        for gate in self._gates.values():
+            gate.resume()
+            if not gate.down:
+                self.emit(EndpointStatus(time.time(), gate.endpoint_id, "running"))
 
     async def run(self) -> str:
         """Run the whole plan; returns the final status ("complete" or "aborted")."""
@@ -190,13 +197,20 @@ class Runner:
                 await probe.chat(self._request(phases[0].suite, phases[0].suite.prompts[0], True))
         self.emit(status(time.time(), endpoint.id, "running"))
         tracker = LoadTracker(phase.plan for phase in phases)
+        gate = self._gates[endpoint.id]
         stopped = None
-        for phase, following in itertools.zip_longest(phases, phases[1:]):
-            step_ends = following is None or _level(following.plan) != _level(phase.plan)
-            stopped = await self._run_phase(endpoint, phase, tracker, step_ends)
-            if stopped is not None:
-                break
-        self.emit(status(time.time(), endpoint.id, "done", stopped))
+        try:
+            for phase, following in itertools.zip_longest(phases, phases[1:]):
+                step_ends = following is None or _level(following.plan) != _level(phase.plan)
+                stopped = await self._run_phase(endpoint, phase, tracker, step_ends)
+                if stopped is not None or gate.gave_up is not None:
+                    break
+        finally:
+            await gate.close()
+        if gate.gave_up is not None:
+            self.emit(status(time.time(), endpoint.id, "down", gate.gave_up))
+        else:
+            self.emit(status(time.time(), endpoint.id, "done", stopped))
 
     def _request(self, suite: Suite, prompt: Prompt, warmup: bool = False) -> ChatRequest:
         run = self.profile.run
@@ -297,13 +311,14 @@ class Runner:
         plan = phase.plan
         work = self._work(phase)
         deadline = limits.started + plan.duration_s if plan.duration_s is not None else None
+        gate = self._gates[endpoint.id]
 
         async def worker() -> None:
             for request_index, prompt in work:
                 if deadline is not None and time.perf_counter() >= deadline:
                     return
-                await self._resume.wait()
-                if limits.reached() is not None:
+                await gate.wait()
+                if _stops(limits, gate) is not None:
                     return
                 limits.sent += 1
                 offset_s = time.perf_counter() - limits.started
@@ -338,16 +353,18 @@ class Runner:
 
             await self._send(client, endpoint, phase, prompt, index, meter, done)
 
+        gate = self._gates[endpoint.id]
+
         def stop(sent: int) -> bool:
             limits.sent = sent
-            return limits.reached() is not None
+            return _stops(limits, gate) is not None
 
         return await run_open_loop(
             schedule,
             send,
             max_in_flight=phase.plan.concurrency or OPEN_LOOP_SLOTS,
             send_until_s=phase.plan.duration_s,
-            resume=self._resume,
+            resume=gate.event,
             stop=stop,
         )
 
@@ -366,16 +383,18 @@ class Runner:
         Every attempt goes to ``done`` as its own row (``attempt`` 0, 1, ...), so a retry never
         hides the fault it answered; the wait honours Retry-After up to ``RETRY_WAIT_CAP_S``.
         """
+        gate = self._gates[endpoint.id]
         attempt = 0
         while True:
             record = await self._measure(client, endpoint, phase, prompt, request_index, meter)
             if attempt:
                 record = replace(record, attempt=attempt)
             self._verify_then(endpoint.id, phase, prompt, record, done)
+            gate.report(record, client.health)
             if attempt >= self.profile.run.retries or not retryable(record.error_message):
                 return
             await asyncio.sleep(retry_wait_s(record.retry_after_s, attempt))
-            await self._resume.wait()
+            await gate.wait()
             attempt += 1
 
     def _verify_then(
@@ -479,6 +498,13 @@ class Runner:
             rate = (meter.tokens - last_tokens) / (now - last_t)
             last_tokens, last_t = meter.tokens, now
             self.emit(TokenProgress(time.time(), endpoint_id, meter.in_flight, rate))
+
+
+def _stops(limits: PhaseLimits, gate: EndpointGate) -> str | None:
+    """Why the phase sends nothing more: a limit, or an outage the gate gave up on."""
+    if gate.gave_up is not None and limits.hit is None:
+        limits.hit = "endpoint_down"
+    return limits.reached()
 
 
 def retry_wait_s(retry_after_s: float | None, attempt: int) -> float:

@@ -51,6 +51,7 @@ def write_run_profile(
     timeout_s: float = 1.0,
     retries: int = 0,
     max_tokens: int = MAX_TOKENS,
+    outage_give_up_s: float = 600.0,
 ) -> Path:
     """``directory/profile.toml`` running one short essay suite against ``endpoints``."""
     write_suite(directory / "suites", "essay", max_tokens=max_tokens)
@@ -63,6 +64,7 @@ requests = {requests}
 timeout_s = {timeout_s}
 warmup = false
 retries = {retries}
+outage_give_up_s = {outage_give_up_s}
 """
     path = directory / "profile.toml"
     path.write_text(run + "".join(endpoints))
