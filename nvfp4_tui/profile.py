@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +37,21 @@ SEED_CONCURRENCY_CURVE: tuple[tuple[int, float], ...] = (
 )
 RTX_PRO_6000_TOTAL_MIB = 97887
 MAX_RETRIES = 10
+# Upper bounds far past any real run: a typo such as 10**18 gets a one-line error, not an
+# event loop asked to hold that many requests in flight.
+MAX_CONCURRENCY = 4096
+MAX_REQUESTS = 1_000_000
+MAX_RATE_RPS = 10_000.0
+MAX_SECONDS = 7 * 24 * 3600.0
+MAX_TOKENS = 1 << 20
+_seconds = a_number(above=0, maximum=MAX_SECONDS)
+_SECONDS = f"a number of seconds > 0 and <= {MAX_SECONDS:g}"
+_requests = an_int(1, MAX_REQUESTS)
+_REQUESTS = f"an integer from 1 to {MAX_REQUESTS}"
+_CONCURRENCY = f"an integer from 1 to {MAX_CONCURRENCY}"
+_concurrency_list = a_list_of(an_int(1, MAX_CONCURRENCY))
+_CONCURRENCY_LIST = f"a non-empty list of integers from 1 to {MAX_CONCURRENCY}"
+_RATES = f"a number of requests/s > 0 and <= {MAX_RATE_RPS:g}, or a list of them"
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
@@ -333,7 +349,7 @@ def _read_sweep(table: Table) -> SweepSpec | None:
 
 
 def _rates(raw: Any) -> tuple[float, ...] | None:
-    rate = a_number(above=0)
+    rate = a_number(above=0, maximum=MAX_RATE_RPS)
     if isinstance(raw, list):
         return a_list_of(rate)(raw)
     value = rate(raw)
@@ -409,27 +425,25 @@ def _retries(raw: Any) -> int | None:
 def _read_run(table: Table | None, path: Path) -> RunPlan:
     if table is None:
         return RunPlan(name=path.stem, suites=())
-    duration_s = table.get("duration_s", a_number(above=0), "a number of seconds > 0", None)
-    requests = table.get("requests", an_int(1), "an integer >= 1", None if duration_s else 2)
+    duration_s = table.get("duration_s", _seconds, _SECONDS, None)
+    requests = table.get("requests", _requests, _REQUESTS, None if duration_s else 2)
     if duration_s is not None and requests is not None:
         table.problems.add(f"{table.key}.requests", "set either requests or duration_s, not both")
     plan = RunPlan(
         name=table.get("name", a_string, "a non-empty string", path.stem),
         suites=table.get("suites", a_list_of(_an_id), "a non-empty list of suite names"),
-        concurrency=table.get(
-            "concurrency", a_list_of(an_int(1)), "a non-empty list of integers >= 1", (1,)
-        ),
+        concurrency=table.get("concurrency", _concurrency_list, _CONCURRENCY_LIST, (1,)),
         requests=requests,
         duration_s=duration_s,
         temperature=table.get("temperature", a_number(0, maximum=2), "a number from 0 to 2", 0.3),
-        timeout_s=table.get("timeout_s", a_number(above=0), "a number of seconds > 0", 300.0),
-        max_tokens=table.get("max_tokens", an_int(1), "an integer >= 1", None),
+        timeout_s=table.get("timeout_s", _seconds, _SECONDS, 300.0),
+        max_tokens=table.get(
+            "max_tokens", an_int(1, MAX_TOKENS), f"an integer from 1 to {MAX_TOKENS}", None
+        ),
         warmup=table.get("warmup", a_bool, "true or false", True),
         seed=table.get("seed", an_int(0), "an integer >= 0", 0),
         retries=table.get("retries", _retries, f"an integer from 0 to {MAX_RETRIES}", 0),
-        outage_give_up_s=table.get(
-            "outage_give_up_s", a_number(above=0), "a number of seconds > 0", 600.0
-        ),
+        outage_give_up_s=table.get("outage_give_up_s", _seconds, _SECONDS, 600.0),
         **_read_load(table),
     )
     for key, message in _plan_problems(plan):
@@ -440,7 +454,7 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
 
 def _read_load(table: Table) -> dict[str, Any]:
     """The [run] keys that shape the load, bound each phase and set the SLO."""
-    rate = table.get("rate", _rates, "a number of requests/s > 0, or a list of them", ())
+    rate = table.get("rate", _rates, _RATES, ())
     open_loop = "rate" in table.data
     if open_loop and "concurrency" in table.data:
         table.problems.add(
@@ -456,15 +470,15 @@ def _read_load(table: Table) -> dict[str, Any]:
         "arrivals": table.get(
             "arrivals", one_of("constant", "poisson"), '"constant" or "poisson"', "poisson"
         ),
-        "max_concurrency": table.get("max_concurrency", an_int(1), "an integer >= 1", None),
+        "max_concurrency": table.get(
+            "max_concurrency", an_int(1, MAX_CONCURRENCY), _CONCURRENCY, None
+        ),
         "sweep": _read_sweep(table),
         "warmup_requests": table.get("warmup_requests", count, "an integer >= 0", 0),
         "warmup_s": table.get("warmup_s", seconds, "a number of seconds >= 0", 0.0),
         "cooldown_requests": table.get("cooldown_requests", count, "an integer >= 0", 0),
         "cooldown_s": table.get("cooldown_s", seconds, "a number of seconds >= 0", 0.0),
-        "max_duration_s": table.get(
-            "max_duration_s", a_number(above=0), "a number of seconds > 0", None
-        ),
+        "max_duration_s": table.get("max_duration_s", _seconds, _SECONDS, None),
         "max_requests": table.get("max_requests", an_int(1), "an integer >= 1", None),
         "max_errors": table.get("max_errors", an_int(1), "an integer >= 1", None),
         "slo": _read_slo(table.table("slo"), SloTargets()),
@@ -532,10 +546,10 @@ def with_overrides(
     if suites:
         run = replace(run, suites=suites)
     if rate_rps:
-        if min(rate_rps) <= 0:
-            raise ConfigError([f"--rate: expected requests/s > 0, got {min(rate_rps)}"])
+        _check_option("--rate", list(rate_rps), _rates, _RATES)
         run = replace(run, rate_rps=rate_rps)
     elif concurrency:
+        _check_option("--concurrency", list(concurrency), _concurrency_list, _CONCURRENCY_LIST)
         run = replace(run, concurrency=concurrency, rate_rps=())
     if arrivals is not None:
         if arrivals not in ("constant", "poisson"):
@@ -548,17 +562,20 @@ def with_overrides(
             run = replace(run, concurrency=run.concurrency[:1], rate_rps=run.rate_rps[:1])
         run = replace(run, sweep=SweepSpec())
     if requests is not None:
-        if requests < 1:
-            raise ConfigError([f"--requests: expected an integer >= 1, got {requests}"])
+        _check_option("--requests", requests, _requests, _REQUESTS)
         run = replace(run, requests=requests, duration_s=None)
     if duration_s is not None:
-        if not duration_s > 0:
-            raise ConfigError([f"--duration: expected a number of seconds > 0, got {duration_s}"])
+        _check_option("--duration", duration_s, _seconds, _SECONDS)
         run = replace(run, duration_s=duration_s, requests=None)
     problems = [f"{profile.path}: run.{key}: {message}" for key, message in _plan_problems(run)]
     if problems:
         raise ConfigError([f"{line} (with the command line's options)" for line in problems])
     return replace(profile, run=run)
+
+
+def _check_option(name: str, value: Any, check: Callable[[Any], Any], expected: str) -> None:
+    if check(value) is None:
+        raise ConfigError([f"{name}: expected {expected}, got {value}"])
 
 
 def with_urls(profile: Profile, urls: dict[str, str]) -> Profile:

@@ -152,11 +152,13 @@ def a_string(raw: Any) -> str | None:
     return raw if isinstance(raw, str) and raw.strip() else None
 
 
-def an_int(minimum: int | None = None) -> Callable[[Any], int | None]:
+def an_int(minimum: int | None = None, maximum: int | None = None) -> Callable[[Any], int | None]:
     def check(raw: Any) -> int | None:
         if isinstance(raw, bool) or not isinstance(raw, int):
             return None
-        return raw if minimum is None or raw >= minimum else None
+        if minimum is not None and raw < minimum:
+            return None
+        return raw if maximum is None or raw <= maximum else None
 
     return check
 

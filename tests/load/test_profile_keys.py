@@ -65,7 +65,10 @@ def test_defaults_keep_a_closed_loop_without_targets(tmp_path: Path) -> None:
 
 
 BAD = [
-    ("rate = 0", "run.rate: expected a number of requests/s > 0, or a list of them, got 0"),
+    (
+        "rate = 0",
+        "run.rate: expected a number of requests/s > 0 and <= 10000, or a list of them, got 0",
+    ),
     (
         "rate = 2\nconcurrency = [4]",
         "run.rate: set either concurrency (closed loop) or rate (open loop), not both",
@@ -94,7 +97,10 @@ BAD = [
         "run.cooldown_s: warmup_s + cooldown_s must be shorter than duration_s",
     ),
     ("max_errors = 0", "run.max_errors: expected an integer >= 1, got 0"),
-    ("max_duration_s = 0", "run.max_duration_s: expected a number of seconds > 0, got 0"),
+    (
+        "max_duration_s = 0",
+        "run.max_duration_s: expected a number of seconds > 0 and <= 604800, got 0",
+    ),
 ]
 
 

@@ -104,7 +104,7 @@ BAD = [
     (
         'suites = ["english"]',
         'suites = ["english"]\nconcurrency = [0]',
-        "run.concurrency: expected a non-empty list of integers >= 1, got [0]",
+        "run.concurrency: expected a non-empty list of integers from 1 to 4096, got [0]",
     ),
     (
         'suites = ["english"]',
@@ -119,7 +119,33 @@ BAD = [
     (
         'suites = ["english"]',
         'suites = ["english"]\ntimeout_s = true',
-        "run.timeout_s: expected a number of seconds > 0, got true",
+        "run.timeout_s: expected a number of seconds > 0 and <= 604800, got true",
+    ),
+    (
+        'suites = ["english"]',
+        'suites = ["english"]\nconcurrency = [1, 1000000000000000000]',
+        "run.concurrency: expected a non-empty list of integers from 1 to 4096, "
+        "got [1, 1000000000000000000]",
+    ),
+    (
+        'suites = ["english"]',
+        'suites = ["english"]\nrequests = 10000000',
+        "run.requests: expected an integer from 1 to 1000000, got 10000000",
+    ),
+    (
+        'suites = ["english"]',
+        'suites = ["english"]\nrate = 1e9',
+        "run.rate: expected a number of requests/s > 0 and <= 10000, or a list of them, got 1000000000.0",
+    ),
+    (
+        'suites = ["english"]',
+        'suites = ["english"]\nduration_s = 1e12',
+        "run.duration_s: expected a number of seconds > 0 and <= 604800, got 1000000000000.0",
+    ),
+    (
+        'suites = ["english"]',
+        'suites = ["english"]\nmax_tokens = 99999999',
+        "run.max_tokens: expected an integer from 1 to 1048576, got 99999999",
     ),
     (
         'class = "moe"',
@@ -188,3 +214,26 @@ def test_cli_reports_bad_profile_with_exit_2(
     assert "Traceback" not in err
     assert main(["run", str(tmp_path / "missing.toml"), "--headless"]) == 2
     assert "file not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("option", "overrides", "message"),
+    [
+        (
+            "--concurrency",
+            {"concurrency": (1, 10**9)},
+            "integers from 1 to 4096, got [1, 1000000000]",
+        ),
+        ("--rate", {"rate_rps": (0.5, 1e6)}, "<= 10000, or a list of them, got [0.5, 1000000.0]"),
+        ("--requests", {"requests": 0}, "an integer from 1 to 1000000, got 0"),
+        ("--duration", {"duration_s": 1e9}, "seconds > 0 and <= 604800, got 1000000000.0"),
+    ],
+)
+def test_command_line_options_have_the_profile_bounds(
+    tmp_path: Path, option: str, overrides: dict, message: str
+) -> None:
+    profile = load_profile(write(tmp_path, GOOD))
+    with pytest.raises(ConfigError) as err:
+        with_overrides(profile, **overrides)
+    [line] = err.value.problems
+    assert line.startswith(f"{option}: expected ") and line.endswith(message)
