@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from prometheus_client.parser import text_string_to_metric_families
 
 from nvfp4_tui.events import GpuSample
+from nvfp4_tui.telemetry.prometheus import MAX_METRICS_BYTES
 
 
 class DcgmUnavailable(Exception):
@@ -135,13 +136,17 @@ class DcgmSource:
         """The exporter's body; raises DcgmUnavailable with a one-line reason."""
         try:
             with urllib.request.urlopen(self.url, timeout=self._timeout_s) as response:
-                return response.read().decode(errors="replace")
+                data = response.read(MAX_METRICS_BYTES + 1)
         except urllib.error.HTTPError as exc:
             raise DcgmUnavailable(f"DCGM exporter {self.url}: HTTP {exc.code}") from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             text = " ".join(str(reason).split()) or type(exc).__name__
             raise DcgmUnavailable(f"DCGM exporter {self.url}: {text}") from None
+        if len(data) > MAX_METRICS_BYTES:
+            limit = MAX_METRICS_BYTES / 2**20
+            raise DcgmUnavailable(f"DCGM exporter {self.url}: body over {limit:g} MiB")
+        return data.decode(errors="replace")
 
     def close(self) -> None:
         """Nothing is held between samples."""

@@ -29,6 +29,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from nvfp4_tui.events import ServerSample
 from nvfp4_tui.profile import Endpoint
 
+# A vLLM /metrics body is tens of kB and a DCGM exporter's a few hundred; past this, something
+# other than a metrics endpoint is answering and its body is not worth the memory.
+MAX_METRICS_BYTES = 8 << 20
 # Newer vLLM name first; the older one is read only when the newer is absent.
 KV_CACHE_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
 ITL_HISTOGRAM = ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds")
@@ -288,14 +291,20 @@ class PrometheusScraper:
                     message = f"server metrics unreachable: HTTP {response.status}"
                     self._set_state(t, endpoint.id, "unreachable", message)
                     return None
-                body = await response.text(errors="replace")
+                data = await _read_at_most(response.content, MAX_METRICS_BYTES + 1)
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             delta.forget()
             reason = "timed out" if isinstance(exc, TimeoutError) else _one_line(exc)
             self._set_state(t, endpoint.id, "unreachable", f"server metrics unreachable: {reason}")
             return None
+        if len(data) > MAX_METRICS_BYTES:
+            delta.forget()
+            message = f"no server metrics (/metrics body over {MAX_METRICS_BYTES / 2**20:g} MiB)"
+            self._set_state(t, endpoint.id, "no_metrics", message)
+            return None
         try:
             # A vLLM body is tens of kB: parse it off the loop so it never delays other I/O.
+            body = data.decode(response.get_encoding(), errors="replace")
             snapshot = await asyncio.to_thread(parse_metrics, body)
         except NotPrometheusText as exc:
             delta.forget()
@@ -320,6 +329,18 @@ class PrometheusScraper:
 
 def _api_key(endpoint: Endpoint) -> str | None:
     return os.environ.get(endpoint.api_key_env) or None if endpoint.api_key_env else None
+
+
+async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes:
+    """The body up to ``limit`` bytes (all of it when shorter)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in content.iter_any():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break
+    return b"".join(chunks)
 
 
 def _headers(endpoint: Endpoint) -> dict[str, str]:

@@ -61,3 +61,13 @@ def test_unreachable_exporter_is_one_line() -> None:
         DcgmSource(url, timeout_s=1.0).sample(0.0)
     assert str(caught.value).startswith(f"DCGM exporter {url}: ")
     assert "\n" not in str(caught.value)
+
+
+def test_an_exporter_body_past_the_size_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("nvfp4_tui.telemetry.dcgm.MAX_METRICS_BYTES", 64 << 10)
+    routes = {"/metrics": lambda: (200, dcgm_text() + "# padding\n" * (16 << 10))}
+    with (
+        http_server(routes) as base,
+        pytest.raises(DcgmUnavailable, match=r"body over 0\.0625 MiB$"),
+    ):
+        DcgmSource(f"{base}/metrics").sample(3.0)

@@ -155,3 +155,38 @@ async def test_recovery_is_reported_and_deltas_restart() -> None:
     assert statuses[0].message == "server metrics unreachable: HTTP 503"
     assert first.generation_tps is None
     assert second.generation_tps is not None and second.generation_tps > 0
+
+
+async def test_a_body_past_the_size_limit_is_not_read_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("nvfp4_tui.telemetry.prometheus.MAX_METRICS_BYTES", 64 << 10)
+    big = "# HELP filler padding\n" + "x 1\n" * (40 << 10)  # 160 KiB of valid text
+
+    async def handle(request: web.Request) -> web.Response:
+        return web.Response(text=big, content_type="text/plain")
+
+    app = web.Application()
+    app.router.add_get("/metrics", handle)
+    statuses: list[MetricsStatus] = []
+    async with serve(app) as url, aiohttp.ClientSession() as session:
+        scraper = PrometheusScraper([endpoint("ep", url)], session, on_status=statuses.append)
+        assert await scraper.scrape_once() == []
+    assert [(s.state, s.message) for s in statuses] == [
+        ("no_metrics", "no server metrics (/metrics body over 0.0625 MiB)")
+    ]
+
+
+async def test_a_large_body_in_many_chunks_is_read_to_its_end() -> None:
+    state = EngineState(running=2, waiting=1, kv_usage=0.5)
+    padding = "# a comment line that pads the body\n" * 30_000  # ~1 MiB before the metrics
+    body = padding + vllm_metrics_text([state])
+
+    async def handle(request: web.Request) -> web.Response:
+        return web.Response(text=body, content_type="text/plain")
+
+    app = web.Application()
+    app.router.add_get("/metrics", handle)
+    async with serve(app) as url, aiohttp.ClientSession() as session:
+        (sample,) = await PrometheusScraper([endpoint("ep", url)], session).scrape_once()
+    assert sample.kv_cache_pct == pytest.approx(50.0)
