@@ -27,6 +27,7 @@ from nvfp4_tui.events import (
     ServerSample,
     TokenProgress,
 )
+from nvfp4_tui.stats import percentiles
 
 START_T = 1_780_000_000.0
 PARTWAY_S = 110.0
@@ -69,7 +70,11 @@ TOOL_ERROR = (
 @dataclass(frozen=True)
 class SampleEndpoint:
     """One simulated endpoint: the demo profile's figures, the seed's quality per suite (the
-    heuristic score) and how often its answers pass the suites' checks (the verified score)."""
+    heuristic score) and how often its answers pass the suites' checks (the verified score).
+
+    ``client_share`` is the part of the client's TTFT spent outside the server (network, the
+    client's own queue): the server's /metrics report the rest. ``server_metrics`` False stands
+    for an OpenAI-compatible server that serves no /metrics."""
 
     info: EndpointInfo
     decode_tps: float
@@ -79,6 +84,8 @@ class SampleEndpoint:
     quality: dict[str, float]
     verified: dict[str, float]
     tool_calls_fail: bool = False
+    client_share: float = 0.04
+    server_metrics: bool = True
 
 
 def _endpoint(
@@ -158,6 +165,7 @@ FLEET: tuple[SampleEndpoint, ...] = (
         True,
         _quality(0.65, 0.83, 0.90, 0.85, 0.71, 0.93),
         _quality(0.60, 0.78, 0.95, 0.86, 0.66, 0.90),
+        client_share=0.7,
     ),
     SampleEndpoint(
         _endpoint("dense_gemma31", "Gemma4-31B", 5, "dense", 31.0, None),
@@ -176,6 +184,7 @@ FLEET: tuple[SampleEndpoint, ...] = (
         False,
         _quality(0.78, 0.75, 0.63, 0.90, 0.84, 0.90),
         _quality(0.68, 0.70, 0.55, 0.80, 0.76, 0.88),
+        server_metrics=False,
     ),
 )
 
@@ -400,6 +409,23 @@ def _active(requests: list[_Request], t: float) -> tuple[int, float]:
     return len(in_flight), rate
 
 
+def _server_ttft(
+    spec: SampleEndpoint, requests: list[_Request], after_t: float, until_t: float
+) -> tuple[float | None, float | None]:
+    """The server's TTFT p50 and p95 over the first tokens of (after_t, until_t], as its
+    histogram deltas give them; failed requests never produced a token."""
+    ttfts = [
+        (r.first_token_t - r.sent_t) * (1 - spec.client_share)
+        for r in requests
+        if r.event.status != "error" and after_t < r.first_token_t <= until_t
+    ]
+    p50, p95 = percentiles(ttfts, (50, 95))
+    return (
+        None if p50 is None else round(p50, 4),
+        None if p95 is None else round(p95, 4),
+    )
+
+
 def _samplers(
     spec: SampleEndpoint, requests: list[_Request], end_t: float, seed: int
 ) -> list[tuple[float, Event]]:
@@ -445,23 +471,25 @@ def _samplers(
         if step % 2 == 0:
             out.append((t + 0.2, TokenProgress(t + 0.2, eid, in_flight, round(rate, 1))))
         if step % int(SERVER_SAMPLE_S / GPU_SAMPLE_S) == 1:
-            out.append(
-                (
-                    t + 0.3,
-                    ServerSample(
-                        t=t + 0.3,
-                        endpoint_id=eid,
-                        requests_running=float(in_flight),
-                        requests_waiting=0.0,
-                        kv_cache_pct=round(
-                            in_flight * (0.9 if dense else 0.4) + rng.uniform(0, 0.3), 2
-                        ),
-                        preemptions_total=0.0,
-                        prefix_cache_hit_pct=round(rng.uniform(10, 30), 1) if in_flight else 0.0,
-                        generation_tps=round(rate, 1),
-                    ),
-                )
+            sample_t = t + 0.3
+            ttft_p50_s, ttft_p95_s = _server_ttft(
+                spec, requests, sample_t - SERVER_SAMPLE_S, sample_t
             )
+            # Drawn whether or not it is sent, so the endpoint's other samples stay the same.
+            server = ServerSample(
+                t=sample_t,
+                endpoint_id=eid,
+                requests_running=float(in_flight),
+                requests_waiting=0.0,
+                kv_cache_pct=round(in_flight * (0.9 if dense else 0.4) + rng.uniform(0, 0.3), 2),
+                preemptions_total=0.0,
+                prefix_cache_hit_pct=round(rng.uniform(10, 30), 1) if in_flight else 0.0,
+                generation_tps=round(rate, 1),
+                ttft_p50_s=ttft_p50_s,
+                ttft_p95_s=ttft_p95_s,
+            )
+            if spec.server_metrics:
+                out.append((sample_t, server))
     return out
 
 

@@ -1,5 +1,6 @@
-"""DetailScreen: one endpoint in depth — charts over time, latency histograms, the most recent
-requests, and the latest answer with its reasoning folded apart."""
+"""DetailScreen: one endpoint in depth — charts over time, the server's own view (KV cache,
+queue, its TTFT) beside the client's, latency histograms, the most recent requests, and the latest
+answer with its reasoning folded apart."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, VerticalScroll
@@ -27,6 +29,7 @@ from nvfp4_tui.tui.readouts import (
     phase_text,
 )
 from nvfp4_tui.tui.screens.base import StateScreen
+from nvfp4_tui.tui.server_view import TtftComparison, timeline, ttft_comparison
 from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, Painter
 from nvfp4_tui.tui.widgets.gpu_pane import status_content
 
@@ -34,6 +37,13 @@ CHART_INTERVAL_S = 0.5  # plotext renders at most twice a second
 TABLE_ROWS = 50
 HIST_BINS = 12
 MIB_PER_GIB = 1024
+# The KV cache axis tops out at the first of these above the highest point: a nearly empty
+# cache still gets a readable axis, and one near full is drawn against the whole cache.
+KV_SCALES_PCT = (5, 10, 25, 50, 100)
+NO_SERVER_METRICS = (
+    "This endpoint serves no Prometheus /metrics (not vLLM, or metrics turned off): "
+    "its KV cache, queue and server-side TTFT are unknown; the charts show the client's view."
+)
 
 REQUEST_COLUMNS = (
     ("sent", "sent"),
@@ -49,6 +59,15 @@ REQUEST_COLUMNS = (
 
 def _right(text: str, style: str = "") -> Text:
     return Text(text, style=style, justify="right")
+
+
+class UnfittedChart(Chart):
+    """A chart whose painter does not fit its data to the width. Rendering sizes the figure
+    anyway, so a resize needs no second paint: on opening the screen, that second paint would
+    cost every chart a second plotext render."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        event.prevent_default()  # Chart.on_resize, which paints again
 
 
 class DetailScreen(StateScreen):
@@ -67,14 +86,26 @@ class DetailScreen(StateScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-head")
+        # Top row over the run (s): the client's speed, then the server's view beside it.
         with Grid(id="charts"):
-            yield Chart("decode tok/s per stream, over the run (s)", id="chart-decode")
-            yield Chart("TTFT (ms), recent requests", id="chart-ttft")
-            yield Chart("ITL, mean per request (ms)", id="chart-itl")
-            yield Chart(
+            yield Chart("decode tok/s per stream, over time", id="chart-decode")
+            yield UnfittedChart(
+                Content.from_markup("TTFT (ms): [$accent]client[/] vs [$primary]server p50[/]"),
+                id="chart-ttft-server",
+            )
+            yield UnfittedChart(
                 Content.from_markup(
-                    "[$primary]VRAM (GiB)[/] and [$warning]power (W)[/], over the run (s)"
+                    "[$primary]KV cache %[/] · [$success]running[/] · [$warning]waiting[/]"
                 ),
+                id="chart-server-load",
+            )
+            no_metrics = Static(NO_SERVER_METRICS, id="no-server-metrics")
+            no_metrics.border_title = "no server metrics"
+            yield no_metrics
+            yield UnfittedChart("TTFT (ms), recent requests", id="chart-ttft")
+            yield UnfittedChart("ITL, mean per request (ms)", id="chart-itl")
+            yield UnfittedChart(
+                Content.from_markup("[$primary]VRAM (GiB)[/] and [$warning]power (W)[/] over time"),
                 id="chart-gpu",
             )
         with Horizontal(id="lower"):
@@ -276,3 +307,90 @@ class DetailScreen(StateScreen):
         self.query_one("#chart-gpu", Chart).draw(
             (len(history), history[-1] if history else None), paint_gpu
         )
+        self._show_server(endpoint, start, end)
+
+    def _show_server(self, endpoint: EndpointState, start: float, end: float) -> None:
+        """The server's KV cache and queue, and its TTFT beside the client's, over the run."""
+        has_metrics = endpoint.server_samples > 0
+        load_chart = self.query_one("#chart-server-load", Chart)
+        if load_chart.display != has_metrics:
+            load_chart.display = has_metrics
+            self.query_one("#no-server-metrics", Static).display = not has_metrics
+        server = endpoint.server_history
+        clients = endpoint.ttft_history
+        span_s = max(1.0, end - start)
+        ttft_chart = self.query_one("#chart-ttft-server", Chart)
+        last_server = server[-1] if server else None
+        ttft_key = (
+            endpoint.server_samples,
+            last_server,
+            len(clients),
+            clients[-1] if clients else None,
+        )
+        if ttft_chart.draw(ttft_key, self._paint_ttft(endpoint, start, span_s)):
+            ttft_chart.border_subtitle = _ttft_gap_text(
+                ttft_comparison(endpoint) if has_metrics else None
+            )
+        if has_metrics:
+            load_chart.draw(
+                (endpoint.server_samples, last_server),
+                self._paint_server_load(endpoint, start, span_s),
+            )
+
+    @staticmethod
+    def _paint_ttft(endpoint: EndpointState, start: float, span_s: float) -> Painter:
+        def paint(plt: Plot, colors: ChartColors) -> None:
+            client = timeline(endpoint.ttft_history, start, lambda p: p.ttft_s, 1000)
+            server = timeline(endpoint.server_history, start, lambda p: p.ttft_p50_s, 1000)
+            # Each request a dot where its first token came; the server's p50 per scrape a line
+            # on top: dots far above the line are time spent outside the server.
+            if client[0]:
+                plt.scatter(*client, marker="braille", color=colors.accent)
+            if server[0]:
+                plt.plot(*server, marker="braille", color=colors.primary)
+            top = max(client[1] + server[1], default=0.0)
+            if top:
+                plt.ylim(0, top * 1.15)
+            plt.xlim(0, span_s)
+
+        return paint
+
+    @staticmethod
+    def _paint_server_load(endpoint: EndpointState, start: float, span_s: float) -> Painter:
+        def paint(plt: Plot, colors: ChartColors) -> None:
+            points = endpoint.server_history
+            kv = timeline(points, start, lambda p: p.kv_cache_pct)
+            running = timeline(points, start, lambda p: p.requests_running)
+            waiting = timeline(points, start, lambda p: p.requests_waiting)
+            # The queue on the right axis in whole requests; the cache on the left, in % of it.
+            queue_top = max(1, math.ceil(max(running[1] + waiting[1], default=0.0)))
+            for series, color in ((waiting, colors.warning), (running, colors.success)):
+                if series[0]:
+                    plt.plot(*series, marker="braille", color=color, yside="right")
+            plt.ylim(0, queue_top * 1.1, yside="right")
+            plt.yticks(list(range(0, queue_top + 1, math.ceil(queue_top / 4))), yside="right")
+            if kv[0]:
+                plt.plot(*kv, marker="braille", color=colors.primary)
+            kv_top = max(kv[1], default=0.0)
+            kv_scale = next((s for s in KV_SCALES_PCT if s >= kv_top * 1.1), KV_SCALES_PCT[-1])
+            plt.ylim(0, kv_scale * 1.1)
+            plt.yticks([0, kv_scale / 2, kv_scale], ["0", f"{kv_scale / 2:g}", f"{kv_scale}"])
+            plt.xlim(0, span_s)
+
+        return paint
+
+
+def _ttft_gap_text(comparison: TtftComparison | None) -> Content:
+    """The chart's footnote: both medians, marked when the client waits far longer."""
+    if comparison is None:
+        return Content.styled("no server metrics: client only", "$text-muted")
+    client, server = comparison.client_p50_s, comparison.server_p50_s
+    if client is None or server is None:
+        return Content.styled("p50: not enough requests yet", "$text-muted")
+    if comparison.client_bound:
+        return Content.styled(
+            f"p50 client {client * 1000:.0f} ≫ server {server * 1000:.0f} ms", "bold $warning"
+        )
+    return Content.styled(
+        f"p50 client {client * 1000:.0f} · server {server * 1000:.0f} ms", "$text-muted"
+    )

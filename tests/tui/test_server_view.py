@@ -1,0 +1,166 @@
+"""The server's view beside the client's: the TTFT comparison, the rings it reads, and the detail
+screen's server charts (or its "no server metrics" in their place)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from textual.widgets import Static
+
+from nvfp4_tui.events import EndpointInfo, PhasePlan, RequestFinished, RunStarted, ServerSample
+from nvfp4_tui.sources.sample_events import sample_events
+from nvfp4_tui.state import FleetState, ServerPoint, TtftPoint
+from nvfp4_tui.tui.sample_app import sample_app, settle
+from nvfp4_tui.tui.screens.detail import CHART_INTERVAL_S, DetailScreen
+from nvfp4_tui.tui.server_view import TtftComparison, timeline, ttft_comparison
+from nvfp4_tui.tui.widgets.charts import Chart
+
+T0 = 1_780_000_000.0
+
+
+def _state() -> FleetState:
+    info = EndpointInfo("a", "A", "http://127.0.0.1:1", "m", 0, "dense")
+    state = FleetState()
+    state.apply(RunStarted(T0, "r", "run", (info,), (PhasePlan("a", "math", 1, 10),)))
+    return state
+
+
+def _request(
+    state: FleetState, sent_t: float, ttft_s: float | None, status: str = "ok", **fields
+) -> None:
+    state.apply(
+        RequestFinished(
+            t=sent_t,
+            endpoint_id="a",
+            suite="math",
+            prompt_id="p",
+            concurrency=1,
+            phase_index=0,
+            request_index=0,
+            status=status,
+            queue_s=0.0,
+            ttft_s=ttft_s,
+            e2e_s=1.0,
+            **fields,
+        )
+    )
+
+
+def _run(client_ttft_s: float, server_ttft_s: float) -> FleetState:
+    state = _state()
+    for i in range(5):
+        _request(state, T0 + i, client_ttft_s)
+        state.apply(ServerSample(T0 + i + 0.5, "a", ttft_p50_s=server_ttft_s))
+    return state
+
+
+def test_client_far_slower_than_the_server_is_client_bound() -> None:
+    comparison = ttft_comparison(_run(0.30, 0.10).endpoints["a"])
+    assert comparison.client_p50_s == pytest.approx(0.30)
+    assert comparison.server_p50_s == pytest.approx(0.10)
+    assert comparison.outside_server_s == pytest.approx(0.20)
+    assert comparison.client_bound
+
+
+def test_close_medians_are_not_client_bound() -> None:
+    assert not ttft_comparison(_run(0.30, 0.26).endpoints["a"]).client_bound
+
+
+def test_a_few_ms_of_network_on_a_fast_first_token_is_not_a_bottleneck() -> None:
+    # Three times the server's, but only 20 ms more: below the floor.
+    assert not ttft_comparison(_run(0.03, 0.01).endpoints["a"]).client_bound
+
+
+def test_no_server_samples_leave_nothing_to_compare() -> None:
+    state = _state()
+    _request(state, T0, 0.3)
+    state.apply(ServerSample(T0 + 1, "a", kv_cache_pct=10.0))  # no first token in the scrape
+    comparison = ttft_comparison(state.endpoints["a"])
+    assert comparison == TtftComparison(None, None, None)
+    assert not comparison.client_bound
+
+
+def test_only_the_span_both_rings_cover_is_compared() -> None:
+    state = _state()
+    state.apply(ServerSample(T0, "a", ttft_p50_s=5.0))  # before any request: left out
+    _request(state, T0 + 10, 0.3)
+    state.apply(ServerSample(T0 + 11, "a", ttft_p50_s=0.25))
+    comparison = ttft_comparison(state.endpoints["a"])
+    assert comparison.since_t == pytest.approx(T0 + 10.3)
+    assert comparison.server_p50_s == pytest.approx(0.25)
+
+
+def test_rings_keep_running_requests_and_client_ttft_at_the_first_token() -> None:
+    state = _state()
+    state.apply(ServerSample(T0, "a", requests_running=3, requests_waiting=1, kv_cache_pct=40.0))
+    _request(state, T0 + 1, 0.25)
+    _request(state, T0 + 2, None, status="error", error_kind="http_5xx")
+    _request(state, T0 + 3, 0.5, trimmed=True)  # a warm-up request: not timed
+    endpoint = state.endpoints["a"]
+    assert list(endpoint.server_history) == [ServerPoint(T0, 40.0, 1, None, 3)]
+    assert list(endpoint.ttft_history) == [TtftPoint(T0 + 1.25, 0.25)]
+
+
+def test_timeline_skips_missing_values_and_scales() -> None:
+    points = [ServerPoint(T0 + 1, 5.0, 0, 0.1), ServerPoint(T0 + 2, None, 0, None)]
+    assert timeline(points, T0, lambda p: p.ttft_p50_s, 1000) == ([1.0], [100.0])
+    assert timeline([], T0, lambda p: p.kv_cache_pct) == ([], [])
+
+
+def test_sample_run_has_a_client_side_gap_and_an_endpoint_without_metrics() -> None:
+    events = sample_events()
+    with_metrics = {e.endpoint_id for e in events if isinstance(e, ServerSample)}
+    assert "moe_jiunsong" not in with_metrics
+    assert len(with_metrics) == 6
+    state = FleetState()
+    state.apply_all(events)
+    bound = {eid for eid, e in state.endpoints.items() if ttft_comparison(e).client_bound}
+    assert bound == {"dense_qwopus"}
+    # Elsewhere the server saw nearly all of the client's wait.
+    qwen = ttft_comparison(state.endpoints["moe_qwen36"])
+    assert qwen.server_p50_s is not None and qwen.client_p50_s is not None
+    assert qwen.server_p50_s < qwen.client_p50_s < 1.2 * qwen.server_p50_s
+
+
+async def test_detail_charts_the_server_beside_the_client() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        app.open_detail("dense_qwopus")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        load = screen.query_one("#chart-server-load", Chart)
+        assert load.display and not screen.query_one("#no-server-metrics").display
+        assert any("\u2801" <= ch <= "\u28ff" for ch in str(load.render())), "no braille line"
+        ttft = screen.query_one("#chart-ttft-server", Chart)
+        subtitle = str(ttft.border_subtitle)
+        assert "≫" in subtitle and "client" in subtitle and "server" in subtitle
+
+
+async def test_detail_without_metrics_says_so_until_a_sample_comes() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        app.open_detail("moe_jiunsong")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        notice = screen.query_one("#no-server-metrics", Static)
+        assert notice.display and notice.border_title == "no server metrics"
+        assert "/metrics" in str(notice.render())
+        assert not screen.query_one("#chart-server-load").display
+        ttft = screen.query_one("#chart-ttft-server", Chart)
+        assert "no server metrics" in str(ttft.border_subtitle)
+
+        # The endpoint's metrics appear (a server restarted with them): the charts come back.
+        last_t = app.state.last_t
+        assert last_t is not None
+        app.state.apply(ServerSample(last_t, "moe_jiunsong", kv_cache_pct=12.0, ttft_p50_s=0.1))
+        await asyncio.sleep(CHART_INTERVAL_S)  # the charts' throttle is in wall time
+        app.redraw()
+        await pilot.pause()
+        assert screen.query_one("#chart-server-load").display
+        assert not notice.display
+        assert "p50" in str(ttft.border_subtitle)
