@@ -23,7 +23,8 @@ from typing import Any
 
 import polars as pl
 
-from nvfp4_tui.events import Event, decode
+from nvfp4_tui.events import Event, RunStarted, decode
+from nvfp4_tui.slo import LoadTracker
 from nvfp4_tui.store.manifest import (
     SnapshotError,
     check_run_id,
@@ -33,6 +34,7 @@ from nvfp4_tui.store.manifest import (
 )
 from nvfp4_tui.store.schema import (
     EVENTS_TABLE,
+    ROW_TABLES,
     SCHEMAS,
     TABLES,
     empty_frame,
@@ -49,6 +51,7 @@ __all__ = [
     "check_run_id",
     "new_run_id",
     "open_snapshot",
+    "sorted_rows",
 ]
 
 _PROBLEM_MAX_CHARS = 160
@@ -219,7 +222,12 @@ def _sorted_by_t(batches: list[list[Event]]) -> list[Event]:
 
 
 class Snapshot:
-    """One snapshot as it was when opened; reopen it to see what a live writer added since."""
+    """One snapshot as it was when opened; reopen it to see what a live writer added since.
+
+    Opening reads the tables as frames and decodes only the ``events`` table (a few rows per
+    phase); request and sample rows become events only when ``events`` or ``report_events``
+    asks for them, so a report or a replay of ten million GPU samples builds none of them.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -230,9 +238,10 @@ class Snapshot:
             frame, warnings = _read_table(self.path, table)
             self._frames[table] = frame
             self.warnings.extend(warnings)
-        self._events = _sorted_by_t(
-            [_decoded(self.path, t, self._frames[t], self.warnings) for t in TABLES]
+        self._run_events = _decoded(
+            self.path, EVENTS_TABLE, self._frames[EVENTS_TABLE], self.warnings
         )
+        self._report_events: list[Event] | None = None
         self._writer_gone = writer_gone(self.path, self.manifest)
 
     @property
@@ -254,6 +263,12 @@ class Snapshot:
         """The status as people should read it: ``aborted (writer gone)`` for a dead writer's."""
         return "aborted (writer gone)" if self._writer_gone else self.status
 
+    @property
+    def event_count(self) -> int:
+        """How many events ``events()`` returns, without building them."""
+        rows = sum(self._frames[table].height for table in ROW_TABLES)
+        return len(self._run_events) + rows
+
     def table(self, name: str) -> pl.DataFrame:
         """One table (``requests``, ``gpu``, ``server`` or ``events``) in its documented schema."""
         if name not in self._frames:
@@ -269,12 +284,84 @@ class Snapshot:
     def server(self) -> pl.DataFrame:
         return self._frames["server"]
 
+    def run_events(self) -> list[Event]:
+        """The ``events`` table's events (run, phases, endpoint status) in row order; its rows
+        that are not events are skipped and named in ``warnings``."""
+        return list(self._run_events)
+
     def events(self) -> list[Event]:
         """Every persisted event sorted by ``t``; at equal ``t``: events, requests, gpu, server.
 
-        A RequestFinished's ``t`` is when its request was sent, so it sorts by send time.
+        A RequestFinished's ``t`` is when its request was sent, so it sorts by send time. This
+        builds every row of the snapshot as an event: readers of a long run's telemetry read the
+        ``gpu`` and ``server`` frames instead.
         """
-        return list(self._events)
+        return _in_order([self._table_events(table) for table in TABLES])
+
+    def report_events(self) -> list[Event]:
+        """The events a report reads, sorted as ``events()`` sorts them: the ``events`` table's,
+        and the requests of the endpoints whose capacity at SLO it computes (planned with SLO
+        targets or a sweep, as ``slo.capacity_points`` has it). The report reads every other
+        request from the requests frame and the telemetry from the ``gpu`` frame, so a run of a
+        million requests and ten million samples needs none of them as events. The list is
+        kept: asking again costs a copy."""
+        if self._report_events is None:
+            tracked = _capacity_endpoints(self._run_events)
+            requests = self._frames["requests"].filter(pl.col("endpoint_id").is_in(tracked))
+            decoded = [self._table_events(EVENTS_TABLE), self._table_events("requests", requests)]
+            self._report_events = _in_order(decoded)
+        return list(self._report_events)
+
+    def _table_events(
+        self, table: str, frame: pl.DataFrame | None = None
+    ) -> tuple[pl.Series, list[Event]]:
+        """The ``t`` column and the events of one table (or of ``frame``, some of its rows)."""
+        if table == EVENTS_TABLE:
+            t = pl.Series("t", [event.t for event in self._run_events], dtype=pl.Float64)
+            return t, self._run_events
+        frame = self._frames[table] if frame is None else frame
+        return frame.get_column("t"), frame_to_events(table, frame)
+
+
+def _capacity_endpoints(events: list[Event]) -> list[str]:
+    """The endpoints some RunStarted plans with SLO targets or a sweep."""
+    tracked: dict[str, None] = {}
+    for event in events:
+        if isinstance(event, RunStarted):
+            for info in event.endpoints:
+                tracker = LoadTracker(p for p in event.phases if p.endpoint_id == info.id)
+                if tracker.has_slo or tracker.sweep:
+                    tracked[info.id] = None
+    return list(tracked)
+
+
+def sorted_rows(keys: list[pl.DataFrame]) -> pl.DataFrame:
+    """Where each row of several tables goes in one order: columns ``table`` (the position of
+    its frame in ``keys``), ``row`` and ``key``, sorted by ``key`` then ``t``; equal rows keep
+    table order, then row order.
+
+    Each frame of ``keys`` has a Float64 ``key`` and ``t`` per row of its table. Polars sorts
+    ten million rows in about a second, where Python's sort of as many events takes much longer.
+    """
+    parts = [
+        frame.select(
+            pl.col("key").cast(pl.Float64),
+            pl.col("t").cast(pl.Float64),
+            pl.lit(index, dtype=pl.UInt8).alias("table"),
+            pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"),
+        )
+        for index, frame in enumerate(keys)
+    ]
+    return pl.concat(parts).sort("key", "t", maintain_order=True).select("table", "row", "key")
+
+
+def _in_order(decoded: list[tuple[pl.Series, list[Event]]]) -> list[Event]:
+    """The events of several tables sorted by ``t``, ties in table order, then row order."""
+    order = sorted_rows([pl.DataFrame({"key": t, "t": t}) for t, _ in decoded])
+    lists = [events for _, events in decoded]
+    tables = order.get_column("table").to_list()
+    rows = order.get_column("row").to_list()
+    return [lists[table][row] for table, row in zip(tables, rows, strict=True)]
 
 
 def open_snapshot(path: Path) -> Snapshot:

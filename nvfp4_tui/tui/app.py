@@ -13,6 +13,7 @@ put in their change keys, so nothing drawn from the old state survives.
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections.abc import Callable
 from typing import ClassVar
@@ -28,7 +29,14 @@ from nvfp4_tui.sources.replay import is_reset
 from nvfp4_tui.state import FleetState
 from nvfp4_tui.tui.commands import FleetCommands
 from nvfp4_tui.tui.plain_text import one_line
-from nvfp4_tui.tui.readouts import HEURISTIC, SCORE_LABELS, VERIFIED, shown_score
+from nvfp4_tui.tui.readouts import (
+    HEURISTIC,
+    JUDGE,
+    SCORE_LABELS,
+    VERIFIED,
+    next_score,
+    shown_score,
+)
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.screens.confirm_quit import ConfirmQuitScreen
 from nvfp4_tui.tui.screens.detail import DetailScreen
@@ -47,8 +55,8 @@ from nvfp4_tui.tui.source_status import (
 REFRESH_HZ = 4
 CLOCK_TICKS_PER_S = 1  # time-only changes (elapsed, staleness, sparkline window) redraw this often
 MESSAGES_PER_TICK = 3  # a burst of run notes beyond this is counted, not shown one by one
-# A reset batch larger than this is folded on a thread (3-12 µs an event here), so a seek back
-# in a long replay never freezes the keys; the old state stays on screen until the new is ready.
+# A batch larger than this is folded on a thread (3-12 µs an event here), so a seek in a long
+# replay never freezes the keys; the old state stays on screen until the new one is ready.
 INLINE_REBUILD_EVENTS = 5_000
 
 GENERAL_BINDINGS: list[BindingType] = [
@@ -56,7 +64,7 @@ GENERAL_BINDINGS: list[BindingType] = [
     Binding("p", "toggle_pause", "Pause/resume", id="pause"),
     Binding("l", "leaderboard", "Leaderboard", id="leaderboard"),
     Binding("g", "grid", "Grid", id="grid"),
-    Binding("v", "toggle_scores", "Verified/heuristic", id="scores"),
+    Binding("v", "toggle_scores", "Quality score", id="scores"),
     Binding("question_mark", "help", "Keys", key_display="?", id="help"),
 ]
 # Bound only while the source is a replay (``check_action``).
@@ -125,6 +133,8 @@ class FleetApp(App[int]):
             async for batch in self.source.batches():
                 if is_reset(batch):
                     await self._rebuild(batch)
+                elif len(batch) > INLINE_REBUILD_EVENTS:
+                    await self._advance(batch)
                 else:
                     self.state.apply_all(batch)
                 self._announce_end()
@@ -147,7 +157,17 @@ class FleetApp(App[int]):
             await asyncio.to_thread(fresh.apply_all, events)
         else:
             fresh.apply_all(events)
-        self.state = fresh
+        self._swap(fresh)
+
+    async def _advance(self, events: list[Event]) -> None:
+        """Fold a large forward batch (a replay's jump ahead, a follower's first read) into a
+        copy of the state on a thread: the views keep reading the old one meanwhile."""
+        ahead = copy.deepcopy(self.state)
+        await asyncio.to_thread(ahead.apply_all, events)
+        self._swap(ahead)
+
+    def _swap(self, state: FleetState) -> None:
+        self.state = state
         self.generation += 1
         self.redraw()
 
@@ -294,15 +314,15 @@ class FleetApp(App[int]):
         self.redraw()
 
     def action_toggle_scores(self) -> None:
-        shown = self.score_name
-        wanted = HEURISTIC if shown == VERIFIED else VERIFIED
-        if shown_score(self.state, wanted) == shown:
+        wanted = next_score(self.state, self.score_name)
+        if wanted is None:
             self.notify("This run has no verified scores: showing heuristic ones.")
             return
         self.wanted_score = wanted
         what = {
             VERIFIED: "answers checked: tests run, numbers compared, schemas validated",
             HEURISTIC: "the seed's text heuristic, comparable with its tables",
+            JUDGE: "an LLM judge's grade against the suite's rubric",
         }[wanted]
         self.notify(f"Quality shown: {SCORE_LABELS[wanted]} scores ({what}).")
         self.redraw()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import math
+from pathlib import Path
 
 import pytest
 
@@ -50,6 +52,12 @@ def drain(source: ReplaySource) -> list[ReplayBatch]:
     return batches
 
 
+def whole_timeline(snapshot) -> list:
+    """Every event of the snapshot in replay order, as a max-speed replay delivers them."""
+    source, _ = started(snapshot, speed=None)
+    return [event for batch in drain(source) for event in batch]
+
+
 def test_requests_sit_on_the_timeline_when_they_ended(snapshot) -> None:
     source, _ = started(snapshot)
     assert source.duration_s == 60.0
@@ -57,9 +65,10 @@ def test_requests_sit_on_the_timeline_when_they_ended(snapshot) -> None:
     assert first is not None and not first.reset
     assert isinstance(first[0], RunStarted)
     events = [*first, *drain(source)]
-    keys = [timeline_t(e) for e in source._events]
-    assert keys == sorted(keys)
-    request = next(e for e in source._events if isinstance(e, RequestFinished))
+    everything = whole_timeline(snapshot)
+    keys = [timeline_t(e) for e in everything]
+    assert keys == sorted(keys) and len(everything) == source.events_total
+    request = next(e for e in everything if isinstance(e, RequestFinished))
     assert timeline_t(request) == request.t + 2.0
     assert len(events) == 2  # RunStarted and PhaseStarted at position 0, nothing else yet
 
@@ -78,7 +87,8 @@ def test_playback_follows_the_clock_at_each_speed(snapshot) -> None:
     clock.advance(5.0)
     source.take_due()
     assert source.position_s == pytest.approx(15.0)
-    assert source.events_delivered == sum(1 for e in source._events if timeline_t(e) <= T0 + 15)
+    due = [e for e in whole_timeline(snapshot) if timeline_t(e) <= T0 + 15]
+    assert source.events_delivered == len(due)
 
 
 def test_speed_steps_go_up_to_max_and_back(snapshot) -> None:
@@ -142,7 +152,8 @@ def test_seek_back_yields_a_reset_batch_that_rebuilds_the_state(snapshot) -> Non
     assert source.position_s == pytest.approx(20.0)
     batch = source.take_due()
     assert batch is not None and batch.reset and is_reset(batch)
-    assert [timeline_t(e) for e in batch] == [t for t in source._keys if t <= T0 + 20]
+    keys = [timeline_t(e) for e in whole_timeline(snapshot)]
+    assert [timeline_t(e) for e in batch] == [t for t in keys if t <= T0 + 20]
     assert not is_reset([])  # batches of other sources never reset
     # A state rebuilt from the reset batch equals one that played straight to 20 s.
     rebuilt = FleetState()
@@ -245,3 +256,19 @@ async def test_finite_speed_paces_batches(snapshot) -> None:
             last_key = keys[-1]
             count += len(batch)
     assert count == source.events_total
+
+
+@pytest.mark.parametrize("speed", [None, 60.0])
+async def test_rows_with_a_nan_or_infinite_time_play_at_the_end(tmp_path: Path, speed) -> None:
+    events = timeline_run(10)
+    events.append(GpuSample(math.nan, 0, vram_used_mib=5.0, source="sim"))
+    events.append(GpuSample(math.inf, 0, vram_used_mib=6.0, source="sim"))
+    source = ReplaySource(
+        write_events(tmp_path, "nan-times", events), speed=speed, hold_at_end=False
+    )
+    assert (source.start_t, source.end_t) == (T0, T0 + 10)
+    delivered = 0
+    async with asyncio.timeout(10):
+        async for batch in source.batches():
+            delivered += len(batch)
+    assert delivered == source.events_total == len(events) and source.at_end
