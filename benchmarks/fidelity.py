@@ -292,8 +292,8 @@ def _summary(run: LevelRun) -> dict[str, Any]:
 def _bias_split(run: LevelRun) -> dict[str, float | None]:
     """The mean TTFT error cut in two with the simulator's own histogram: its timer's lateness
     (server-observed minus schedule) and the client's side (client-measured minus
-    server-observed: loopback both ways, both HTTP stacks, the client's loop). Only where the
-    histogram holds exactly the scored requests (streaming at c=1)."""
+    server-observed: loopback both ways, the wake-ups of both loops, the server writing the
+    chunk). Only where the histogram holds exactly the scored requests (streaming at c=1)."""
     measured = [s.ttft_s for s in run.samples if s.ttft_s is not None]
     if run.method != "stream" or not measured or run.server_ttft_count != len(measured):
         return {"sim_late_ms_mean": None, "client_side_ms_mean": None}
@@ -488,9 +488,12 @@ def settings_dict(settings: Settings) -> dict[str, Any]:
 NOTES = [
     "Truth is the simulator's schedule (sim/schedule.py) for a request admitted while c run; the "
     "first wave of each level (admitted while the batch fills) is not scored.",
-    "The simulator starts its TTFT clock when its handler starts (after the HTTP request is read), "
-    "the client when it writes the request: the bias column is that constant overhead (loopback "
-    "round trip, aiohttp request parsing on both sides), not jitter.",
+    "The client's TTFT runs from when aiohttp writes the request to the socket to when the read "
+    "holding the first token reaches its task; the simulator's schedule runs from when the "
+    "request's last bytes reached its socket (before aiohttp parses them) to when its timer "
+    "fires, on an event loop with microsecond timeouts. The bias column is what lies between "
+    "(loopback both ways, the wake-ups of both processes, the server writing the chunk), not "
+    "jitter.",
     "'tok at c %' is the share of tokens the simulator decoded while exactly c requests ran; the "
     "rest were scheduled in the gaps while a finished request was being replaced.",
 ]

@@ -159,7 +159,7 @@ def command_line(pid: int) -> str:
 
 async def sim_ttft_histogram(http: aiohttp.ClientSession, url: str) -> tuple[float, int]:
     """A simulated endpoint's own TTFT histogram as (sum of seconds, count), from /metrics: when
-    the simulator really sent each first token, timed from when its handler started."""
+    the simulator really sent each first token, timed from when the request's bytes arrived."""
     async with http.get(f"{url}/metrics") as response:
         text = await response.text()
     found: dict[str, float] = {}

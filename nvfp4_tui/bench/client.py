@@ -1,10 +1,16 @@
 """Streaming measurement client: one chat completion request to one endpoint -> one Measurement.
 
-Timing follows DESIGN.md "Metric definitions". The clock (``perf_counter``) starts just before the
-request is written, after the client's concurrency slot is taken; time spent waiting for the slot
-is ``queue_s``. Each read of the socket is stamped once, and every SSE event in that read shares
-the stamp: events that arrived together are 0 s apart. Per event the work is one JSON decode
-and a few dict lookups; percentiles, token counts and text are computed once, after the stream.
+Timing follows DESIGN.md "Metric definitions". The clock (``perf_counter``) starts when aiohttp
+hands the request's bytes (head and body, one write) to the socket, stamped by a TraceConfig hook
+right before that write: building the request and taking or opening a pooled connection (TCP and
+TLS setup included) come before it, so TTFT and E2E are the endpoint's answer time, not the
+client's setup; that setup is recorded beside them as ``setup_s``. A request that never reached
+the socket (a connect error) is timed from just before aiohttp was called. Time spent waiting for
+the client's concurrency slot is ``queue_s``.
+Each read of the socket is stamped once, as the read is handed to this task and before any
+parsing, and every SSE event in that read shares the stamp: events that arrived together are 0 s
+apart. Per event the work is one JSON decode and a few dict lookups; percentiles, token counts and
+text are computed once, after the stream.
 
 Every failure becomes a Measurement with ``status="error"``, an ``error_kind`` and a short message
 that never contains the API key; it keeps whatever was measured and received before the failure.
@@ -20,6 +26,7 @@ from dataclasses import dataclass, fields, replace
 from email.utils import parsedate_to_datetime
 from itertools import pairwise
 from time import perf_counter
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
 import aiohttp
@@ -85,6 +92,7 @@ class Measurement:
 
     status: RequestStatus
     queue_s: float
+    setup_s: float | None = None
     ttft_s: float | None = None
     ttfa_s: float | None = None
     e2e_s: float | None = None
@@ -116,6 +124,31 @@ class _Failure(Exception):
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message
+
+
+class _SendClock:
+    """When one attempt's request went to the socket; stamped by ``_on_request_bytes``."""
+
+    __slots__ = ("sent_at",)
+
+    def __init__(self) -> None:
+        self.sent_at: float | None = None
+
+
+async def _on_request_bytes(
+    _session: aiohttp.ClientSession, context: SimpleNamespace, _params: object
+) -> None:
+    # aiohttp calls this right before each body write, the first of which carries the
+    # buffered request head too; only the first write starts the clock.
+    clock = context.trace_request_ctx
+    if isinstance(clock, _SendClock) and clock.sent_at is None:
+        clock.sent_at = perf_counter()
+
+
+def _send_clock_trace() -> aiohttp.TraceConfig:
+    trace = aiohttp.TraceConfig()
+    trace.on_request_chunk_sent.append(_on_request_bytes)
+    return trace
 
 
 class _ToolCall:
@@ -235,6 +268,7 @@ class _Attempt:
     http_status: int | None
     failure: _Failure | None
     retry_after_s: float | None = None  # what a 429/503 asked for in Retry-After
+    setup_s: float | None = None  # from calling aiohttp to the bytes reaching the socket
 
     @property
     def options_rejected(self) -> bool:
@@ -285,6 +319,7 @@ class EndpointClient:
             timeout=aiohttp.ClientTimeout(total=None, connect=self._timeouts.connect_s),
             headers={"Authorization": f"Bearer {self._api_key}"} if self._api_key else None,
             read_bufsize=READ_BUFSIZE,
+            trace_configs=[_send_clock_trace()],
         )
         return self
 
@@ -382,11 +417,14 @@ class EndpointClient:
         started = loop.time()
         total_deadline = started + timeouts.total_s
         watchdog = asyncio.timeout_at(min(started + timeouts.first_byte_s, total_deadline))
-        sent_at = perf_counter()
+        clock = _SendClock()
+        called_at = perf_counter()
         try:
             async with (
                 watchdog,
-                session.post(self._chat_url, data=body, headers=JSON_HEADERS) as response,
+                session.post(
+                    self._chat_url, data=body, headers=JSON_HEADERS, trace_request_ctx=clock
+                ) as response,
             ):
                 http_status = response.status
                 if not 200 <= http_status < 300:
@@ -429,12 +467,15 @@ class EndpointClient:
             failure = _Failure("timeout", message)
         except (aiohttp.ClientError, OSError) as caught:
             failure = _Failure(*_classify(caught))
+        sent_at = called_at if clock.sent_at is None else clock.sent_at
+        setup_s = None if clock.sent_at is None else clock.sent_at - called_at
         if stream.done_at is not None:
             # Anything after [DONE] (a reset, a stall) does not touch a finished measurement.
-            return _Attempt(stream, sent_at, stream.done_at, http_status, None)
+            return _Attempt(stream, sent_at, stream.done_at, http_status, None, setup_s=setup_s)
         if failure is not None or eof_at is None:
-            return _Attempt(stream, sent_at, perf_counter(), http_status, failure, retry_after_s)
-        return _Attempt(stream, sent_at, eof_at, http_status, None)
+            ended_at = perf_counter()
+            return _Attempt(stream, sent_at, ended_at, http_status, failure, retry_after_s, setup_s)
+        return _Attempt(stream, sent_at, eof_at, http_status, None, setup_s=setup_s)
 
     def _body(self, request: ChatRequest, stream_options: dict[str, bool]) -> dict[str, Any]:
         body: dict[str, Any] = dict(request.extra_body) if request.extra_body else {}
@@ -508,6 +549,7 @@ def _measure(attempt: _Attempt, queue_s: float) -> Measurement:
     return Measurement(
         status=status,
         queue_s=queue_s,
+        setup_s=attempt.setup_s,
         ttft_s=ttft_s,
         ttfa_s=stream.ttfa_at - sent_at if stream.ttfa_at is not None else None,
         e2e_s=e2e_s,

@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 from nvfp4_tui.profile import Endpoint, FaultSpec, Profile
 from nvfp4_tui.sim.load import DEFAULT_MAX_NUM_SEQS
 from nvfp4_tui.sim.server import SimEndpoint
+from nvfp4_tui.sim.timer import new_punctual_loop
 
 
 class SimFleet:
@@ -164,7 +165,8 @@ def serve_forever(
         print(f"{profile.path}: no endpoint has a [endpoint.sim] table", file=sys.stderr)
         return 2
     try:
-        asyncio.run(_serve(profile, port_base, time_scale, json_lines, stop_on_stdin_eof))
+        with asyncio.Runner(loop_factory=new_punctual_loop) as runner:
+            runner.run(_serve(profile, port_base, time_scale, json_lines, stop_on_stdin_eof))
     except OSError as e:
         print(f"{profile.path}: cannot serve the simulated fleet: {e}", file=sys.stderr)
         return 1

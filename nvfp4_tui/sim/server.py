@@ -6,7 +6,10 @@ Routes: ``POST /v1/chat/completions`` (streaming and not), ``GET /v1/models``, `
 downed endpoint is brought back over HTTP) and ``GET /sim/gpu``.
 
 Every chunk is scheduled on an absolute deadline (``deadline += interval``), so timer lateness
-never accumulates: the stream's average rate is exact even when single wake-ups are late.
+never accumulates: the stream's average rate is exact even when single wake-ups are late. A
+request's schedule starts when its bytes arrived on the socket (``_ReadClock``), not when aiohttp
+got round to parsing it and running the handler, and each chunk is written as soon as its timer
+fires, the bookkeeping after it; ``sim.timer`` makes the timers themselves punctual.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import socket
 import struct
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +42,7 @@ MAX_MODEL_LEN = 131_072
 _ANSWER_CACHE_SIZE = 128
 _SHUTDOWN_TIMEOUT_S = 1.0
 _MAX_BODY_BYTES = 64 * 1024 * 1024
+_LISTEN_BACKLOG = 128  # aiohttp's web.SockSite default: a fleet's workers connect all at once
 
 
 def reserve_socket(host: str, port: int) -> socket.socket:
@@ -61,6 +65,47 @@ def _reset(transport: asyncio.BaseTransport | None) -> None:
     if sock is not None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     transport.abort()  # type: ignore[attr-defined]
+
+
+class _ReadClock(asyncio.Protocol):
+    """Stands between a connection and aiohttp's protocol and notes when bytes last arrived.
+
+    That is before aiohttp parses them and schedules the handler, which takes a few hundred
+    microseconds on a busy loop; the handler reads ``read_at`` once the request's body is in.
+    """
+
+    __slots__ = ("_inner", "_time", "read_at")
+
+    def __init__(self, inner: asyncio.Protocol, time: Callable[[], float]) -> None:
+        self._inner = inner
+        self._time = time
+        self.read_at = time()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.read_at = self._time()
+        self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
+
+
+def _read_at(request: web.Request, loop: asyncio.AbstractEventLoop) -> float:
+    """When the last bytes of ``request`` arrived (its body is read by now)."""
+    transport = request.transport
+    protocol = transport.get_protocol() if transport is not None else None
+    return protocol.read_at if isinstance(protocol, _ReadClock) else loop.time()
 
 
 async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:
@@ -115,6 +160,7 @@ class SimEndpoint:
         self._peers = peers if peers is not None else {endpoint.id: self}
         self._sock: socket.socket | None = None
         self._runner: web.AppRunner | None = None
+        self._listener: asyncio.Server | None = None
         self._streams: dict[asyncio.Task[Any], asyncio.BaseTransport | None] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._switch = asyncio.Lock()
@@ -173,7 +219,13 @@ class SimEndpoint:
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=_SHUTDOWN_TIMEOUT_S)
         await runner.setup()
         assert self._sock is not None
-        await web.SockSite(runner, self._sock).start()
+        protocol = runner.server
+        assert protocol is not None
+        loop = asyncio.get_running_loop()
+        # Not a web.SockSite: its connections would reach aiohttp's protocol without _ReadClock.
+        self._listener = await loop.create_server(
+            lambda: _ReadClock(protocol(), loop.time), sock=self._sock, backlog=_LISTEN_BACKLOG
+        )
         self._runner = runner
 
     async def _stop_listening(self) -> None:
@@ -183,9 +235,12 @@ class SimEndpoint:
         for task, transport in list(self._streams.items()):
             _reset(transport)
             task.cancel()
+        if self._listener is not None:
+            self._listener.close()  # closes the listening socket too
+            self._listener = None
         await self._runner.cleanup()
         self._runner = None
-        self._sock = None  # the server closed it
+        self._sock = None
 
     # -- simple routes ---------------------------------------------------------------------
 
@@ -250,13 +305,13 @@ class SimEndpoint:
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         loop = asyncio.get_running_loop()
-        arrived = loop.time()
         number = self.load.next_request_number()
         try:
             try:
                 body = await request.json()
             except ValueError:
                 raise BadRequest(400, "The request body is not valid JSON.") from None
+            arrived = _read_at(request, loop)
             chat, stream_options = parse_request(body, self.endpoint.model, self.spec.tools)
             prompt_tokens = count_prompt_tokens(chat.messages, chat.tools)
             check_context(prompt_tokens, chat.max_tokens, MAX_MODEL_LEN)
@@ -308,17 +363,13 @@ class SimEndpoint:
                     deadline += self.faults.stall_s / scale
                 await _sleep_until(loop, deadline)
                 now = loop.time()
-                if index == 0:
-                    self._prefilled(job)
-                    self.metrics.ttft_s.observe(now - job.arrived)
-                else:
-                    self.metrics.itl_s.observe(now - last_emit)
+                try:
+                    yield index, piece  # the consumer writes the chunk before any bookkeeping
+                finally:
+                    # Counted even when the consumer stops here (an injected reset or cutoff).
+                    held_kv += piece.tokens
+                    self._emitted(job, index, piece, now - last_emit)
                 last_emit = now
-                held_kv += piece.tokens
-                self.load.kv_tokens += piece.tokens
-                self.load.generation_tokens += piece.tokens
-                self.load.running_while_decoding[self.load.running] += piece.tokens
-                yield index, piece
             served = True
             self.load.served += 1
             self.metrics.e2e_s.observe(loop.time() - job.arrived)
@@ -327,6 +378,18 @@ class SimEndpoint:
             if not served:
                 self.load.failed += 1
             self.load.release(held_kv)
+
+    def _emitted(self, job: _Job, index: int, piece: Piece, gap_s: float) -> None:
+        """Account for a piece sent ``gap_s`` after the previous one (after arrival: TTFT)."""
+        if index == 0:
+            self._prefilled(job)
+            self.metrics.ttft_s.observe(gap_s)
+        else:
+            self.metrics.itl_s.observe(gap_s)
+        load = self.load
+        load.kv_tokens += piece.tokens
+        load.generation_tokens += piece.tokens
+        load.running_while_decoding[load.running] += piece.tokens
 
     def _prefilled(self, job: _Job) -> None:
         messages = job.chat.messages

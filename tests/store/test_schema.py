@@ -43,6 +43,7 @@ PINNED_REQUESTS_SCHEMA: list[tuple[str, pl.DataType]] = [
     ("request_index", pl.Int64()),
     ("status", pl.String()),
     ("queue_s", pl.Float64()),
+    ("setup_s", pl.Float64()),
     ("ttft_s", pl.Float64()),
     ("ttfa_s", pl.Float64()),
     ("e2e_s", pl.Float64()),
