@@ -203,6 +203,9 @@ NOTES = [
     "RSS is this process's resident memory (/proc/self/statm): runner, client, snapshot writer "
     "(polars), telemetry samplers and FleetState; the simulator and the code sandbox run in "
     "their own processes and are not counted.",
+    "The session hands the C heap's free pages back every 10 s (nvfp4_tui.heap): without it "
+    "glibc keeps the holes that freed buffers leave in its main heap resident, and RSS climbs "
+    "with every new suite while the memory in use stays flat.",
     "With time_scale 20 the simulated fleet asks for twenty times its token rate; on a small "
     "machine the simulator and this process saturate the CPU first, so tok/s is what was "
     "reached, not what was asked for.",

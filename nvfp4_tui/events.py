@@ -97,6 +97,9 @@ class PhaseFinished:
     unsent_requests: int = 0  # open loop: due before the phase stopped sending, never sent
     limit: str | None = None  # what cut the phase short: max_duration, max_requests, max_errors
     sweep_stop: str | None = None  # the rule that ended a sweep here: errors, slo, throughput
+    # Seconds (summed over the phase's senders) that sends waited for answer verification to
+    # catch up (runner.VERIFY_BACKLOG): while they wait, fewer than N requests are in flight.
+    verify_wait_s: float = 0.0
 
     @property
     def throughput_tps(self) -> float | None:
@@ -117,6 +120,9 @@ class RequestFinished:
     request_index: int
     status: RequestStatus
     queue_s: float
+    # From handing the request to the HTTP client to its bytes reaching the socket: taking a
+    # pooled connection or opening one (TCP, TLS). Kept out of TTFT and E2E, which start there.
+    setup_s: float | None = None
     ttft_s: float | None = None
     ttfa_s: float | None = None
     e2e_s: float | None = None

@@ -39,9 +39,9 @@ class EndpointGate:
         self.probe_max_s = probe_max_s
         self.give_up_s = give_up_s
         self.paused = False
-        self.gave_up: str | None = (
-            None  # why the endpoint's run ended, once the outage outlasted us
-        )
+        self.probe: Probe | None = None  # the endpoint's health check, set for its run
+        # Why the endpoint's run ended, once an outage outlasted ``give_up_s``.
+        self.gave_up: str | None = None
         self._prober: asyncio.Task | None = None
         self._open = asyncio.Event()
         self._open.set()
@@ -66,12 +66,12 @@ class EndpointGate:
         self.paused = False
         self._update()
 
-    def report(self, record: RequestFinished, probe: Probe) -> None:
+    def report(self, record: RequestFinished) -> None:
         """Close the gate when ``record`` shows the endpoint refusing connections."""
-        if record.error_kind != "connect" or self.down:
+        if record.error_kind != "connect" or self.down or self.probe is None:
             return
         self._status("down", f"{record.error_message}; probing /health until it answers")
-        self._prober = asyncio.create_task(self._probe_until_back(probe))
+        self._prober = asyncio.create_task(self._probe_until_back(self.probe))
         self._update()
 
     async def close(self) -> None:
@@ -79,24 +79,33 @@ class EndpointGate:
             self._prober.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._prober
+            # A task cancelled before it ever ran skips its own clean-up.
+            self._prober = None
+            self._update()
 
     async def _probe_until_back(self, probe: Probe) -> None:
         started = time.perf_counter()
         wait_s = self.probe_first_s
-        while True:
-            await asyncio.sleep(wait_s)
-            healthy, message = await probe()
-            down_s = time.perf_counter() - started
-            if healthy:
-                self._prober = None
-                self._status("paused" if self.paused else "running", f"back after {down_s:.1f} s")
-                break
-            if down_s >= self.give_up_s:
-                self.gave_up = f"down for {down_s:.0f} s, gave up: {message}"
-                self._prober = None
-                break
-            wait_s = min(wait_s * 2, self.probe_max_s)
-        self._update()
+        try:
+            while True:
+                await asyncio.sleep(wait_s)
+                try:
+                    healthy, message = await probe()
+                except Exception as error:  # a probe that cannot even ask is an unhealthy one
+                    healthy, message = False, f"health check failed: {error}"
+                down_s = time.perf_counter() - started
+                if healthy:
+                    back = f"back after {down_s:.1f} s"
+                    self._status("paused" if self.paused else "running", back)
+                    return
+                if down_s >= self.give_up_s:
+                    self.gave_up = f"down for {down_s:.0f} s, gave up: {message}"
+                    return
+                wait_s = min(wait_s * 2, self.probe_max_s)
+        finally:
+            # However the probing ends (back, given up, cancelled), the gate is not left shut.
+            self._prober = None
+            self._update()
 
     def _update(self) -> None:
         # A gate that gave up opens so that waiting sends wake, see `gave_up` and stop.

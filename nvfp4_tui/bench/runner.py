@@ -14,6 +14,7 @@ import itertools
 import json
 import os
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 
@@ -61,6 +62,7 @@ PROGRESS_INTERVAL_S = 0.25
 RETRY_WAIT_CAP_S = 30.0  # the longest Retry-After honoured; a longer one is cut to this
 RETRY_BACKOFF_S = 0.5  # the first wait when the server gave no Retry-After; doubles per attempt
 WARMUP_MAX_TOKENS = 16
+VERIFY_BACKLOG = 32  # answers of one endpoint waiting for verification before its sends wait
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,7 @@ class Runner:
         }
         self._paused = False
         self._verifying: dict[str, set[asyncio.Task]] = {}
+        self._verify_wait_s: dict[str, float] = defaultdict(float)
         self._judge = _judge_config(profile)
         self._judge_http: aiohttp.ClientSession | None = None
 
@@ -126,7 +129,8 @@ class Runner:
         self._paused = True
         for gate in self._gates.values():
             gate.pause()
-            self.emit(EndpointStatus(time.time(), gate.endpoint_id, "paused"))
+            if not gate.down:  # a down endpoint keeps saying so
+                self.emit(EndpointStatus(time.time(), gate.endpoint_id, "paused"))
 
     def resume(self) -> None:
         self._paused = False
@@ -187,6 +191,8 @@ class Runner:
         if not phases:
             self.emit(status(time.time(), endpoint.id, "done"))
             return
+        # The probe's client lives as long as the endpoint's run: an outage that begins at the
+        # end of one phase is still probed after that phase's client has closed.
         async with self._client(endpoint, 1) as probe:
             healthy, message = await probe.health()
             if not healthy:
@@ -195,18 +201,19 @@ class Runner:
             if self.profile.run.warmup:
                 self.emit(status(time.time(), endpoint.id, "warmup"))
                 await probe.chat(self._request(phases[0].suite, phases[0].suite.prompts[0], True))
-        self.emit(status(time.time(), endpoint.id, "running"))
-        tracker = LoadTracker(phase.plan for phase in phases)
-        gate = self._gates[endpoint.id]
-        stopped = None
-        try:
-            for phase, following in itertools.zip_longest(phases, phases[1:]):
-                step_ends = following is None or _level(following.plan) != _level(phase.plan)
-                stopped = await self._run_phase(endpoint, phase, tracker, step_ends)
-                if stopped is not None or gate.gave_up is not None:
-                    break
-        finally:
-            await gate.close()
+            self.emit(status(time.time(), endpoint.id, "running"))
+            tracker = LoadTracker(phase.plan for phase in phases)
+            gate = self._gates[endpoint.id]
+            gate.probe = probe.health
+            stopped = None
+            try:
+                for phase, following in itertools.zip_longest(phases, phases[1:]):
+                    step_ends = following is None or _level(following.plan) != _level(phase.plan)
+                    stopped = await self._run_phase(endpoint, phase, tracker, step_ends)
+                    if stopped is not None or gate.gave_up is not None:
+                        break
+            finally:
+                await gate.close()
         if gate.gave_up is not None:
             self.emit(status(time.time(), endpoint.id, "down", gate.gave_up))
         else:
@@ -293,6 +300,7 @@ class Runner:
                 unsent_requests=sent.unsent if sent else 0,
                 limit=limits.hit,
                 sweep_stop=rule,
+                verify_wait_s=self._verify_wait_s.pop(endpoint.id, 0.0),
             )
         )
         return describe_stop(rule, tracker.points(), tracker.targets) if rule else None
@@ -317,7 +325,9 @@ class Runner:
             for request_index, prompt in work:
                 if deadline is not None and time.perf_counter() >= deadline:
                     return
-                await gate.wait()
+                await gate.wait()  # a pause or an outage can outlast the phase's duration
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return
                 if _stops(limits, gate) is not None:
                     return
                 limits.sent += 1
@@ -390,7 +400,8 @@ class Runner:
             if attempt:
                 record = replace(record, attempt=attempt)
             self._verify_then(endpoint.id, phase, prompt, record, done)
-            gate.report(record, client.health)
+            gate.report(record)
+            await self._verify_room(endpoint.id)
             if attempt >= self.profile.run.retries or not retryable(record.error_message):
                 return
             await asyncio.sleep(retry_wait_s(record.retry_after_s, attempt))
@@ -448,6 +459,22 @@ class Runner:
         pending.add(task)
         task.add_done_callback(pending.discard)
 
+    async def _verify_room(self, endpoint_id: str) -> None:
+        """Wait while ``VERIFY_BACKLOG`` of the endpoint's answers wait for verification.
+
+        Answers arriving faster than the sandbox checks them (a fast server, an accelerated
+        simulator) would otherwise queue without bound, each holding its text and its task; past
+        the cap the endpoint sends at the pace of verification.
+        """
+        pending = self._verifying.get(endpoint_id, set())
+        if len(pending) < VERIFY_BACKLOG:
+            return
+        held_at = time.perf_counter()
+        while len(pending) >= VERIFY_BACKLOG:
+            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        # Never silent: the phase says how long its sends were held (PhaseFinished.verify_wait_s).
+        self._verify_wait_s[endpoint_id] += time.perf_counter() - held_at
+
     async def _verified(self, endpoint_id: str, *, cancel: bool = False) -> None:
         """Wait for the endpoint's scoring in flight (cancelled first when the run stops)."""
         pending = list(self._verifying.get(endpoint_id, ()))
@@ -478,7 +505,8 @@ class Runner:
             tool_calls = _parse_tool_calls(measurement.tool_calls_json)
             score = score_answer(phase.suite, prompt, measurement.answer_text, tool_calls)
         return RequestFinished(
-            t=sent_t + measurement.queue_s,
+            # When its bytes went out: TTFT and E2E start there, so t + e2e_s is when it ended.
+            t=sent_t + measurement.queue_s + (measurement.setup_s or 0.0),
             endpoint_id=endpoint.id,
             suite=phase.plan.suite,
             prompt_id=prompt.id,

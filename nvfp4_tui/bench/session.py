@@ -22,6 +22,7 @@ import aiohttp
 
 from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.events import Event, GpuSample
+from nvfp4_tui.heap import TRIM_INTERVAL_S, release_free_heap
 from nvfp4_tui.profile import Profile
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import new_run_id
@@ -122,6 +123,7 @@ class Session:
                 self.writer.flush_periodically(FLUSH_INTERVAL_S, on_error=on_write_error)
             ),
             asyncio.create_task(self._scrape_server_metrics(note)),
+            asyncio.create_task(_release_heap_periodically()),
         ]
         status = "aborted"
         try:
@@ -155,3 +157,11 @@ class Session:
             scraper = PrometheusScraper(self.profile.endpoints, http, on_status=on_status)
             async for sample in scrape_loop(scraper):
                 self.emit(sample)
+
+
+async def _release_heap_periodically() -> None:
+    """Keep a long run's resident memory at what it uses (see ``nvfp4_tui.heap``)."""
+    while True:
+        await asyncio.sleep(TRIM_INTERVAL_S)
+        if not await asyncio.to_thread(release_free_heap):
+            return

@@ -55,9 +55,10 @@ def _probe_answering(after: int) -> Callable:
 async def test_the_gate_closes_on_a_refused_connection_and_opens_when_health_answers() -> None:
     events: list[Event] = []
     gate = EndpointGate("e", events.append, give_up_s=60.0, probe_first_s=0.01, probe_max_s=0.02)
-    gate.report(_refused(), _probe_answering(after=3))
+    gate.probe = _probe_answering(after=3)
+    gate.report(_refused())
     assert gate.down and not gate.event.is_set()
-    gate.report(_refused(), _probe_answering(after=0))  # a second failure starts no second prober
+    gate.report(_refused())  # a second failure starts no second prober
     async with asyncio.timeout(BOUND_S):
         await gate.wait()
     assert not gate.down and gate.gave_up is None
@@ -69,8 +70,9 @@ async def test_the_gate_closes_on_a_refused_connection_and_opens_when_health_ans
 
 async def test_a_gate_closed_by_pause_and_outage_opens_only_when_both_end() -> None:
     gate = EndpointGate("e", lambda event: None, give_up_s=60.0, probe_first_s=0.01)
+    gate.probe = _probe_answering(after=0)
     gate.pause()
-    gate.report(_refused(), _probe_answering(after=0))
+    gate.report(_refused())
     async with asyncio.timeout(BOUND_S):
         while gate.down:
             await asyncio.sleep(0.01)
@@ -81,11 +83,34 @@ async def test_a_gate_closed_by_pause_and_outage_opens_only_when_both_end() -> N
 
 async def test_the_gate_gives_up_and_opens_so_that_waiting_sends_stop() -> None:
     gate = EndpointGate("e", lambda event: None, give_up_s=0.05, probe_first_s=0.01)
-    gate.report(_refused(), _probe_answering(after=10**6))
+    gate.probe = _probe_answering(after=10**6)
+    gate.report(_refused())
     async with asyncio.timeout(BOUND_S):
         await gate.wait()
     assert gate.gave_up is not None and "gave up" in gate.gave_up
     await gate.close()
+
+
+async def test_a_probe_that_raises_counts_as_down_and_never_leaves_the_gate_shut() -> None:
+    async def closed_client() -> tuple[bool, str]:
+        raise RuntimeError("EndpointClient is used outside `async with`")
+
+    gate = EndpointGate("e", lambda event: None, give_up_s=0.05, probe_first_s=0.01)
+    gate.probe = closed_client
+    gate.report(_refused())
+    async with asyncio.timeout(BOUND_S):
+        await gate.wait()
+    assert gate.gave_up is not None and "health check failed" in gate.gave_up
+    await gate.close()  # nothing re-raised
+
+
+async def test_closing_the_gate_while_it_probes_opens_it() -> None:
+    gate = EndpointGate("e", lambda event: None, give_up_s=60.0, probe_first_s=0.01)
+    gate.probe = _probe_answering(after=10**6)
+    gate.report(_refused())
+    assert not gate.event.is_set()
+    await gate.close()
+    assert gate.event.is_set() and not gate.down
 
 
 async def _run_with_outage(tmp_path: Path, *, back_after_s: float | None, give_up_s: float):

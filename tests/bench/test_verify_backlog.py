@@ -1,0 +1,66 @@
+"""Answers that arrive faster than the sandbox verifies them wait in a bounded backlog."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from nvfp4_tui.bench import runner as runner_module
+from nvfp4_tui.bench.runner import Runner
+from nvfp4_tui.events import Event, PhaseFinished, RequestFinished
+from nvfp4_tui.profile import Endpoint, Profile, RunPlan, SimSpec
+from nvfp4_tui.sim.fleet import SimFleet
+from nvfp4_tui.suites import load_suites
+
+SUITES_DIR = Path(__file__).parents[2] / "profiles" / "suites"
+CONCURRENCY = 8
+BACKLOG = 3
+
+
+def fast_endpoint() -> Endpoint:
+    # Code answers in a few milliseconds: far faster than the sandbox runs their tests.
+    spec = SimSpec(decode_tps=5000.0, ttft_s=0.001, vram_used_mib=90_000.0, quality=0.9, seed=3)
+    return Endpoint(
+        id="fast",
+        label="fast",
+        url="http://127.0.0.1:1",
+        model="current",
+        gpu=0,
+        model_class="moe",
+        telemetry="sim",
+        sim=spec,
+    )
+
+
+async def test_the_verification_backlog_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner_module, "VERIFY_BACKLOG", BACKLOG)
+    suites = load_suites(SUITES_DIR, ["coding"])
+    plan = RunPlan(
+        name="backlog", suites=("coding",), concurrency=(CONCURRENCY,), requests=20, warmup=False
+    )
+    rows: list[RequestFinished] = []
+    waiting: list[int] = []
+    phases: list[PhaseFinished] = []
+
+    async with SimFleet((fast_endpoint(),), time_scale=50.0) as fleet:
+        profile = Profile(path=SUITES_DIR.parent / "demo.toml", run=plan, endpoints=fleet.endpoints)
+
+        def emit(event: Event) -> None:
+            if isinstance(event, RequestFinished):
+                rows.append(event)
+                waiting.append(len(runner._verifying.get("fast", ())))
+            elif isinstance(event, PhaseFinished):
+                phases.append(event)
+
+        runner = Runner(profile, suites, "run-backlog", emit)
+        assert await asyncio.wait_for(runner.run(), timeout=120) == "complete"
+
+    assert len(rows) == 20 * len(suites["coding"].prompts)
+    assert all(row.score_verified_detail for row in rows)
+    # Each of the 8 workers may add its answer before it waits for room.
+    assert max(waiting) <= BACKLOG + CONCURRENCY - 1
+    # Holding sends lowered the load; the phase says by how much.
+    [phase] = phases
+    assert phase.verify_wait_s > 0
