@@ -217,6 +217,12 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("b", type=Path)
     compare.add_argument("--format", default="text", choices=("text", "markdown"))
     compare.add_argument(
+        "--score",
+        default="heuristic",
+        choices=("heuristic", "verified", "judge"),
+        help="the quality score compared (default: heuristic)",
+    )
+    compare.add_argument(
         "--ui", action="store_true", help="show the comparison in the monitor instead of printing"
     )
 
@@ -253,7 +259,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if args.headless:
             print(render_snapshot(snapshot, "text"))
             print(
-                f"{len(snapshot.events())} events; run {snapshot.status_label}; "
+                f"{snapshot.event_count} events; run {snapshot.status_label}; "
                 f"snapshot: {snapshot.path}"
             )
             return 0
@@ -339,7 +345,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         from nvfp4_tui.compare import compare_snapshots, render_comparison
         from nvfp4_tui.store.reader import open_snapshot
 
-        comparison = compare_snapshots(open_snapshot(args.a), open_snapshot(args.b))
+        comparison = compare_snapshots(
+            open_snapshot(args.a), open_snapshot(args.b), score=args.score
+        )
         if args.ui:
             from nvfp4_tui.tui.launch import run_compare_ui
 

@@ -1,4 +1,4 @@
-"""Comparing two runs: per endpoint, suite and concurrency, the change in quality, speed and TTFT.
+"""Comparing two runs: per endpoint, suite and load level, the change in quality, speed and TTFT.
 
 Endpoints are matched by id, then (for those left over) by label. Each metric of each cell is
 tested with a two-sided Mann-Whitney U test (normal approximation with tie and continuity
@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from nvfp4_tui.events import EndpointInfo
-from nvfp4_tui.report import endpoints_of
+from nvfp4_tui.report import endpoints_of, plan_rates, with_rates
+from nvfp4_tui.slo import Load
 from nvfp4_tui.store.reader import Snapshot
 from nvfp4_tui.tables import format_table
 
@@ -36,11 +37,22 @@ class Metric:
     spec: str  # format of values and deltas
 
 
-METRICS: tuple[Metric, ...] = (
-    Metric("quality", "score_heuristic", "mean", "quality", ".3f"),
-    Metric("decode_tps", "decode_tps", "mean", "decode tok/s", ".1f"),
-    Metric("ttft_p50_s", "ttft_s", "median", "TTFT p50 s", ".3f"),
-)
+SCORES = ("heuristic", "verified", "judge")
+
+
+def metrics_for(score: str = "heuristic") -> tuple[Metric, ...]:
+    """The compared metrics, quality read from the ``score_<score>`` column."""
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {list(SCORES)}, got {score!r}")
+    label = "quality" if score == "heuristic" else f"quality ({score})"
+    return (
+        Metric("quality", f"score_{score}", "mean", label, ".3f"),
+        Metric("decode_tps", "decode_tps", "mean", "decode tok/s", ".1f"),
+        Metric("ttft_p50_s", "ttft_s", "median", "TTFT p50 s", ".3f"),
+    )
+
+
+METRICS = metrics_for()
 
 
 @dataclass(frozen=True)
@@ -116,7 +128,7 @@ class CellComparison:
     endpoint_b: str
     label: str
     suite: str
-    concurrency: int
+    load: Load
     changes: tuple[MetricChange, ...]
 
 
@@ -160,27 +172,28 @@ def match_endpoints(
 
 
 def _endpoints(snapshot: Snapshot) -> tuple[EndpointInfo, ...]:
-    known = endpoints_of(snapshot.events())
+    known = endpoints_of(snapshot.run_events())
     if known:
         return known
     ids = snapshot.requests().get_column("endpoint_id").unique(maintain_order=True).to_list()
     return tuple(EndpointInfo(i, i, "", "", None, "") for i in ids)
 
 
-CellKey = tuple[str, str, int]  # endpoint id, suite, concurrency
+CellKey = tuple[str, str, Load]  # endpoint id, suite, load level
 
 
-def _samples(snapshot: Snapshot) -> dict[CellKey, dict[str, list[float]]]:
-    done = snapshot.requests().filter(pl.col("status") != "error")
+def _samples(snapshot: Snapshot, metrics: Sequence[Metric]) -> dict[CellKey, dict[str, list]]:
+    requests = with_rates(snapshot.requests(), plan_rates(snapshot.run_events()))
+    done = requests.filter(pl.col("status") != "error")
     cells: dict[CellKey, dict[str, list[float]]] = defaultdict(dict)
-    columns = [m.column for m in METRICS]
-    for key, group in done.group_by("endpoint_id", "suite", "concurrency", maintain_order=True):
-        endpoint_id, suite, concurrency = key
-        for column in columns:
-            values = [v for v in group.get_column(column).to_list() if v is not None]
-            cells[(str(endpoint_id), str(suite), int(concurrency))][column] = [
-                float(v) for v in values if math.isfinite(v)
-            ]
+    levels = ("endpoint_id", "suite", "concurrency", "rate_rps")
+    for key, group in done.group_by(*levels, maintain_order=True):
+        endpoint_id, suite, concurrency, rate_rps = key
+        cell = cells[(str(endpoint_id), str(suite), Load.of(int(concurrency), rate_rps))]
+        for metric in metrics:
+            values = [v for v in group.get_column(metric.column).to_list() if v is not None]
+            # Two groups can share a load level (one rate run with different caps): pooled.
+            cell.setdefault(metric.column, []).extend(float(v) for v in values if math.isfinite(v))
     return cells
 
 
@@ -206,23 +219,24 @@ def _change(metric: Metric, a: list[float], b: list[float]) -> MetricChange:
     )
 
 
-def compare_snapshots(a: Snapshot, b: Snapshot, *, alpha: float = DEFAULT_ALPHA) -> Comparison:
+def compare_snapshots(
+    a: Snapshot, b: Snapshot, *, alpha: float = DEFAULT_ALPHA, score: str = "heuristic"
+) -> Comparison:
     """Every cell present in both runs, each metric tested; Holm-adjusted over all tests."""
+    metrics = metrics_for(score)
     pairs, only_a, only_b = match_endpoints(_endpoints(a), _endpoints(b))
-    samples_a, samples_b = _samples(a), _samples(b)
+    samples_a, samples_b = _samples(a, metrics), _samples(b, metrics)
     cells: list[CellComparison] = []
     for info_a, info_b in pairs:
-        # Suites in the order A ran them, concurrency level by level.
-        keys = sorted((k for k in samples_a if k[0] == info_a.id), key=lambda k: k[2])
-        for _, suite, concurrency in keys:
-            other = samples_b.get((info_b.id, suite, concurrency))
+        # Suites in the order A ran them, load level by level.
+        keys = sorted((k for k in samples_a if k[0] == info_a.id), key=lambda k: k[2].order)
+        for _, suite, load in keys:
+            other = samples_b.get((info_b.id, suite, load))
             if other is None:
                 continue
-            mine = samples_a[(info_a.id, suite, concurrency)]
-            changes = tuple(_change(m, mine[m.column], other[m.column]) for m in METRICS)
-            cells.append(
-                CellComparison(info_a.id, info_b.id, info_a.label, suite, concurrency, changes)
-            )
+            mine = samples_a[(info_a.id, suite, load)]
+            changes = tuple(_change(m, mine[m.column], other[m.column]) for m in metrics)
+            cells.append(CellComparison(info_a.id, info_b.id, info_a.label, suite, load, changes))
     tested = [
         (ci, mi)
         for ci, c in enumerate(cells)
@@ -268,12 +282,13 @@ def _cell_text(change: MetricChange) -> str:
 def render_comparison(comparison: Comparison, fmt: str = "text") -> str:
     if fmt not in COMPARE_FORMATS:
         raise ValueError(f"compare format must be one of {list(COMPARE_FORMATS)}, got {fmt!r}")
-    headers = ["endpoint", "suite", "c", "n A/B", *(m.label for m in METRICS)]
+    metrics = [m.metric for m in comparison.cells[0].changes] if comparison.cells else METRICS
+    headers = ["endpoint", "suite", "load", "n A/B", *(m.label for m in metrics)]
     rows = [
         [
             cell.label,
             cell.suite,
-            str(cell.concurrency),
+            cell.load.label,
             f"{cell.changes[0].n_a}/{cell.changes[0].n_b}",
             *(_cell_text(change) for change in cell.changes),
         ]

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import TextIO
 
 from nvfp4_tui.bench.session import Session
-from nvfp4_tui.events import EndpointStatus, Event, PhaseFinished
+from nvfp4_tui.events import EndpointStatus, Event, PhaseFinished, PhasePlan, RunStarted
 from nvfp4_tui.profile import Profile, with_urls
+from nvfp4_tui.slo import Load, run_plans
 from nvfp4_tui.suites import load_suites
 from nvfp4_tui.telemetry.source import GpuSource
 from nvfp4_tui.tui.plain_text import one_line
@@ -42,23 +43,33 @@ class PhasePrinter:
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream  # None: whatever sys.stdout is when a line is printed
+        self._plans: dict[tuple[str, int], PhasePlan] = {}  # a phase's rate is only in its plan
 
     @property
     def stream(self) -> TextIO:
         return self._stream or sys.stdout
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self._plans = run_plans(event)
         if isinstance(event, EndpointStatus) and event.status in ("down", "error"):
             # The reason can quote a server (its model list): no escape reaches the terminal.
             reason = one_line(event.message)
             print(f"{event.endpoint_id:<16} {event.status}: {reason}", file=self.stream)
         if not isinstance(event, PhaseFinished):
             return
-        rate = event.throughput_tps
+        plan = self._plans.get((event.endpoint_id, event.phase_index))
+        load = Load.of(event.concurrency, plan.rate_rps if plan is not None else None)
+        throughput = event.throughput_tps
+        held = (
+            f"  sends held {event.verify_wait_s:.1f} s for verification"
+            if event.verify_wait_s >= 0.05
+            else ""
+        )
         print(
-            f"{event.endpoint_id:<16} {event.suite:<10} c{event.concurrency:<3} "
+            f"{event.endpoint_id:<16} {event.suite:<10} {load.label:<9} "
             f"{event.requests:>4} req {event.errors:>3} err "
-            f"{rate or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s",
+            f"{throughput or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s{held}",
             file=self.stream,
             flush=True,
         )

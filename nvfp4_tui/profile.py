@@ -384,6 +384,19 @@ def _plan_problems(run: RunPlan) -> list[tuple[str, str]]:
     if run.sweep is not None and list(levels) != sorted(set(levels)):
         key = "rate" if run.rate_rps else "concurrency"
         problems.append((key, "a sweep climbs: expected increasing levels"))
+    if not run.rate_rps and run.max_requests is not None:
+        from nvfp4_tui.bench.sweep import load_levels  # bench.sweep imports this module
+
+        top = max(level.concurrency for level in load_levels(run))
+        if top > run.max_requests:
+            # Such a step never holds its load; its flat throughput would read as a knee.
+            problems.append(
+                (
+                    "max_requests",
+                    f"{run.max_requests} requests a phase can never hold c={top} in flight; "
+                    "raise it, or end the concurrency levels (or sweep.max_steps) lower",
+                )
+            )
     return problems
 
 

@@ -7,9 +7,10 @@ from real errors, and never averaged as zero scores.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -17,7 +18,14 @@ import plotext as plt
 import polars as pl
 
 from nvfp4_tui.events import EndpointInfo, Event, PhaseFinished, RunStarted
-from nvfp4_tui.slo import CapacityRow, Load, capacity_points, capacity_rows
+from nvfp4_tui.slo import (
+    CapacityRow,
+    Load,
+    capacity_points,
+    capacity_rows,
+    load_axis,
+    run_plans,
+)
 from nvfp4_tui.store.legacy import SUSPECT_ERROR_KIND
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 from nvfp4_tui.tables import format_table
@@ -33,7 +41,7 @@ Table = tuple[str, list[str], list[list[str]]]  # title, headers, rows
 
 @dataclass(frozen=True)
 class LeaderboardRow:
-    """One endpoint x suite x concurrency cell of the leaderboard (stable keys for `--format json`)."""
+    """One endpoint x suite x load level cell of the leaderboard (stable keys for `--format json`)."""
 
     endpoint: str
     suite: str
@@ -46,30 +54,98 @@ class LeaderboardRow:
     throughput_tps: float | None
     errors: int
     suspect: int = 0  # rows a legacy script recorded as 0 tokens without an error
+    rate_rps: float | None = None  # open loop: requests/s, ``concurrency`` then only caps (0: none)
+
+    @property
+    def load(self) -> Load:
+        return Load.of(self.concurrency, self.rate_rps)
 
 
-def _phase_throughput(events: Sequence[Event]) -> dict[tuple[str, str, int], float]:
-    tokens: dict[tuple[str, str, int], float] = defaultdict(float)
-    wall: dict[tuple[str, str, int], float] = defaultdict(float)
+@dataclass(frozen=True)
+class PlanRates:
+    """The planned rate of each open-loop phase of every run in a snapshot: a snapshot written
+    to twice holds two runs, whose phase indexes start over."""
+
+    starts: tuple[float, ...]  # each run's RunStarted time, in order
+    rates: dict[tuple[int, str, int], float]  # (run, endpoint id, phase index) -> requests/s
+
+    def run_at(self, t: float) -> int:
+        return max(0, bisect.bisect_right(self.starts, t) - 1)
+
+    def rate(self, t: float, endpoint_id: str, phase_index: int) -> float | None:
+        return self.rates.get((self.run_at(t), endpoint_id, phase_index))
+
+
+def plan_rates(events: Sequence[Event]) -> PlanRates:
+    starts: list[float] = []
+    rates: dict[tuple[int, str, int], float] = {}
+    for e in events:
+        if isinstance(e, RunStarted):
+            run = len(starts)
+            starts.append(e.t)
+            for (endpoint_id, index), plan in run_plans(e).items():
+                if plan.rate_rps is not None:
+                    rates[(run, endpoint_id, index)] = plan.rate_rps
+    return PlanRates(tuple(starts), rates)
+
+
+def _phase_load(e: PhaseFinished, rates: PlanRates) -> Load:
+    return Load.of(e.concurrency, rates.rate(e.t, e.endpoint_id, e.phase_index))
+
+
+def _phase_throughput(events: Sequence[Event]) -> dict[tuple[str, str, Load], float]:
+    """Output tokens over wall time of the finished phases, by endpoint, suite and load level."""
+    rates = plan_rates(events)
+    tokens: dict[tuple[str, str, Load], float] = defaultdict(float)
+    wall: dict[tuple[str, str, Load], float] = defaultdict(float)
     for e in events:
         if isinstance(e, PhaseFinished):
-            key = (e.endpoint_id, e.suite, e.concurrency)
+            key = (e.endpoint_id, e.suite, _phase_load(e, rates))
             tokens[key] += e.output_tokens
             wall[key] += e.wall_s
     return {k: tokens[k] / wall[k] for k in tokens if wall[k] > 0}
 
 
-def leaderboard_rows(requests: pl.DataFrame, events: Sequence[Event]) -> list[LeaderboardRow]:
-    """Per endpoint, suite and concurrency: quality, speed, TTFT, throughput and error counts.
+def with_rates(requests: pl.DataFrame, rates: PlanRates) -> pl.DataFrame:
+    """The requests with their phase's planned ``rate_rps`` (null: closed loop)."""
+    if not rates.rates:
+        return requests.with_columns(rate_rps=pl.lit(None, dtype=pl.Float64))
+    if len(rates.starts) > 1:
+        starts = pl.Series(rates.starts, dtype=pl.Float64)
+        run = (starts.search_sorted(requests.get_column("t"), side="right") - 1).clip(0)
+    else:
+        run = pl.repeat(0, requests.height, dtype=pl.Int64, eager=True)
+    plan = pl.DataFrame(
+        {
+            "_run": [r for r, _, _ in rates.rates],
+            "endpoint_id": [endpoint for _, endpoint, _ in rates.rates],
+            "phase_index": [index for _, _, index in rates.rates],
+            "rate_rps": list(rates.rates.values()),
+        },
+        schema={
+            "_run": pl.Int64,
+            "endpoint_id": requests.schema["endpoint_id"],
+            "phase_index": requests.schema["phase_index"],
+            "rate_rps": pl.Float64,
+        },
+    )
+    keyed = requests.with_columns(_run=run.cast(pl.Int64))
+    return keyed.join(plan, on=["_run", "endpoint_id", "phase_index"], how="left").drop("_run")
 
-    Rows come by endpoint (in the run's order), then concurrency, then suite in plan order.
+
+def leaderboard_rows(requests: pl.DataFrame, events: Sequence[Event]) -> list[LeaderboardRow]:
+    """Per endpoint, suite and load level: quality, speed, TTFT, throughput and error counts.
+
+    Rows come by endpoint (in the run's order), then load level (closed loop by concurrency,
+    then open loop by rate), then suite in plan order.
     """
     if requests.is_empty():
         return []
     suspect = (pl.col("status") == "error") & (pl.col("error_kind") == SUSPECT_ERROR_KIND)
     ok = pl.col("status") != "error"
     timed = ok & ~pl.col("trimmed").fill_null(False)  # warm-up and cool-down rows are not timed
-    grouped = requests.group_by("endpoint_id", "suite", "concurrency", maintain_order=True).agg(
+    levels = with_rates(requests, plan_rates(events))
+    grouped = levels.group_by("endpoint_id", "suite", "concurrency", "rate_rps").agg(
         n=ok.sum(),
         quality_mean=pl.col("score_heuristic").filter(ok).mean(),
         e2e_tps_mean=pl.col("e2e_tps").filter(timed).mean(),
@@ -86,12 +162,15 @@ def leaderboard_rows(requests: pl.DataFrame, events: Sequence[Event]) -> list[Le
             endpoint=r["endpoint_id"],
             suite=r["suite"],
             concurrency=r["concurrency"],
+            rate_rps=r["rate_rps"],
             n=r["n"],
             quality_mean=r["quality_mean"],
             e2e_tps_mean=r["e2e_tps_mean"],
             decode_tps_mean=r["decode_tps_mean"],
             ttft_p50_s=r["ttft_p50_s"],
-            throughput_tps=throughput.get((r["endpoint_id"], r["suite"], r["concurrency"])),
+            throughput_tps=throughput.get(
+                (r["endpoint_id"], r["suite"], Load.of(r["concurrency"], r["rate_rps"]))
+            ),
             errors=r["errors"],
             suspect=r["suspect"],
         )
@@ -102,6 +181,7 @@ def leaderboard_rows(requests: pl.DataFrame, events: Sequence[Event]) -> list[Le
         key=lambda r: (
             endpoint_order.get(r.endpoint, len(endpoint_order)),
             r.endpoint,
+            r.load.order,
             r.concurrency,
             suite_order[r.suite],
         ),
@@ -125,14 +205,24 @@ def _fmt(value: float | None, spec: str) -> str:
     return "—" if value is None else format(value, spec)
 
 
+def _level_order(levels: Iterable[Load]) -> list[Load]:
+    return sorted(set(levels), key=lambda load: load.order)
+
+
+def _at(load: Load) -> str:
+    """A table title's load level: ``concurrency 1`` (the seed's words) or ``2 req/s``."""
+    return f"concurrency {load.value:g}" if load.kind == "concurrency" else load.label
+
+
 def summary_tables(
     rows: Sequence[LeaderboardRow], endpoints: Sequence[EndpointInfo], events: Sequence[Event]
 ) -> list[Table]:
-    """The seed's tables: quality at c=1, speed vs class, aggregate throughput, errors."""
+    """The seed's tables: quality at the lowest load (c=1), speed vs class, aggregate throughput
+    per load level, errors."""
     labels = {e.id: e.label for e in endpoints}
     ids = [e.id for e in endpoints] or sorted({r.endpoint for r in rows})
-    base = min((r.concurrency for r in rows), default=1)
-    at_base = {(r.endpoint, r.suite): r for r in rows if r.concurrency == base}
+    base = min((r.load for r in rows), key=lambda load: load.order, default=Load("concurrency", 1))
+    at_base = {(r.endpoint, r.suite): r for r in rows if r.load == base}
     suites = list(dict.fromkeys(r.suite for r in rows))
     tables: list[Table] = []
 
@@ -140,18 +230,15 @@ def summary_tables(
         [suite, *(_fmt(getattr(at_base.get((i, suite)), "quality_mean", None), ".2f") for i in ids)]
         for suite in suites
     ]
-    tables.append(
-        (f"Quality (concurrency {base})", ["suite", *(labels.get(i, i) for i in ids)], quality)
-    )
+    tables.append((f"Quality ({_at(base)})", ["suite", *(labels.get(i, i) for i in ids)], quality))
 
     speed_rows = []
     decode = {
-        i: _mean([r.decode_tps_mean for r in rows if r.endpoint == i and r.concurrency == base])
+        i: _mean([r.decode_tps_mean for r in rows if r.endpoint == i and r.load == base])
         for i in ids
     }
     e2e = {
-        i: _mean([r.e2e_tps_mean for r in rows if r.endpoint == i and r.concurrency == base])
-        for i in ids
+        i: _mean([r.e2e_tps_mean for r in rows if r.endpoint == i and r.load == base]) for i in ids
     }
     classes = {e.id: e.model_class for e in endpoints}
     class_mean = {
@@ -171,20 +258,20 @@ def summary_tables(
         )
     tables.append(
         (
-            f"Speed (concurrency {base})",
+            f"Speed ({_at(base)})",
             ["endpoint", "class", "decode tok/s", "e2e tok/s", "vs class avg"],
             speed_rows,
         )
     )
 
-    levels = sorted({r.concurrency for r in rows})
+    levels = _level_order(r.load for r in rows)
     phase_tps = _throughput_by_level(events)
     tables.append(
         (
             "Aggregate throughput (tok/s, output tokens / phase wall time)",
-            ["endpoint", *(f"c={c}" for c in levels)],
+            ["endpoint", *(load.label for load in levels)],
             [
-                [labels.get(i, i), *(_fmt(phase_tps.get((i, c)), ".1f") for c in levels)]
+                [labels.get(i, i), *(_fmt(phase_tps.get((i, load)), ".1f") for load in levels)]
                 for i in ids
             ],
         )
@@ -212,7 +299,7 @@ def leaderboard_table(rows: Sequence[LeaderboardRow], endpoints: Sequence[Endpoi
         [
             labels.get(r.endpoint, r.endpoint),
             r.suite,
-            str(r.concurrency),
+            r.load.label,
             str(r.n),
             _fmt(r.quality_mean, ".3f"),
             _fmt(r.decode_tps_mean, ".1f"),
@@ -227,7 +314,7 @@ def leaderboard_table(rows: Sequence[LeaderboardRow], endpoints: Sequence[Endpoi
     headers = [
         "endpoint",
         "suite",
-        "c",
+        "load",
         "n",
         "quality",
         "decode tok/s",
@@ -241,14 +328,17 @@ def leaderboard_table(rows: Sequence[LeaderboardRow], endpoints: Sequence[Endpoi
 
 
 def vram_table(gpu: pl.DataFrame, endpoints: Sequence[EndpointInfo]) -> Table | None:
-    """VRAM per GPU as nvidia-smi reports it (MiB): the last sample and the peak of the run."""
-    samples = gpu.filter(pl.col("vram_used_mib").is_not_null())
+    """VRAM per GPU as nvidia-smi reports it (MiB): before the run (its first sample), after
+    (its last), the change and the peak, as the seed's table showed it."""
+    # A damaged row's NaN or infinite value is not a reading.
+    samples = gpu.select("gpu", "t", "vram_used_mib").filter(pl.col("vram_used_mib").is_finite())
     if samples.is_empty():
         return None
     per_gpu = (
         samples.sort("t")
         .group_by("gpu")
         .agg(
+            first_mib=pl.col("vram_used_mib").first(),
             last_mib=pl.col("vram_used_mib").last(),
             peak_mib=pl.col("vram_used_mib").max(),
         )
@@ -258,39 +348,48 @@ def vram_table(gpu: pl.DataFrame, endpoints: Sequence[EndpointInfo]) -> Table | 
     body = []
     for r in per_gpu.iter_rows(named=True):
         info = by_gpu.get(r["gpu"])
+        change = r["last_mib"] - r["first_mib"]
         body.append(
             [
                 str(r["gpu"]),
                 info.label if info else "—",
                 info.model_class if info else "—",
+                f"{r['first_mib']:,.0f}",
                 f"{r['last_mib']:,.0f}",
+                "0" if round(change) == 0 else f"{change:+,.0f}",
                 f"{r['peak_mib']:,.0f}",
             ]
         )
-    return ("VRAM used (MiB)", ["GPU", "endpoint", "class", "last", "peak"], body)
+    headers = ["GPU", "endpoint", "class", "before", "after", "change", "peak"]
+    return ("VRAM used (MiB)", headers, body)
 
 
 def throughput_chart(events: Sequence[Event], endpoints: Sequence[EndpointInfo]) -> str | None:
-    """Aggregate throughput against concurrency, one line per endpoint, as plain text."""
+    """Aggregate throughput against load, one line per endpoint, as plain text. Load levels are
+    evenly spaced: a sweep doubles them, which a linear axis would crowd into its left edge."""
     phase_tps = _throughput_by_level(events)
     if not phase_tps:
         return None
-    levels = sorted({c for _, c in phase_tps})
+    levels = _level_order(load for _, load in phase_tps)
     ids = [e.id for e in endpoints] or sorted({i for i, _ in phase_tps})
     labels = {e.id: e.label for e in endpoints}
     plt.clear_figure()
     plt.theme("clear")
     plt.plotsize(CHART_WIDTH, CHART_HEIGHT)
     for n, endpoint_id in enumerate(ids):
-        points = [(c, phase_tps[(endpoint_id, c)]) for c in levels if (endpoint_id, c) in phase_tps]
+        points = [
+            (x, phase_tps[(endpoint_id, load)])
+            for x, load in enumerate(levels, 1)
+            if (endpoint_id, load) in phase_tps
+        ]
         if not points:
             continue
         xs, ys = zip(*points, strict=True)
         marker = CHART_MARKERS[n % len(CHART_MARKERS)]
         plt.plot(list(xs), list(ys), label=labels.get(endpoint_id, endpoint_id), marker=marker)
-    plt.xticks(levels)
-    plt.title("Aggregate throughput vs concurrency")
-    plt.xlabel("concurrency")
+    plt.xticks(list(range(1, len(levels) + 1)), [load.label for load in levels])
+    plt.title(f"Aggregate throughput vs {load_axis(levels)}")
+    plt.xlabel(load_axis(levels))
     plt.ylabel("tok/s")
     text = plt.uncolorize(plt.build())
     plt.clear_figure()
@@ -302,23 +401,26 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def _throughput_by_level(events: Sequence[Event]) -> dict[tuple[str, int], float]:
-    tokens: dict[tuple[str, int], float] = defaultdict(float)
-    wall: dict[tuple[str, int], float] = defaultdict(float)
+def _throughput_by_level(events: Sequence[Event]) -> dict[tuple[str, Load], float]:
+    """Output tokens over wall time of the finished phases, by endpoint and load level."""
+    rates = plan_rates(events)
+    tokens: dict[tuple[str, Load], float] = defaultdict(float)
+    wall: dict[tuple[str, Load], float] = defaultdict(float)
     for e in events:
         if isinstance(e, PhaseFinished):
-            tokens[(e.endpoint_id, e.concurrency)] += e.output_tokens
-            wall[(e.endpoint_id, e.concurrency)] += e.wall_s
+            key = (e.endpoint_id, _phase_load(e, rates))
+            tokens[key] += e.output_tokens
+            wall[key] += e.wall_s
     return {k: tokens[k] / wall[k] for k in tokens if wall[k] > 0}
 
 
 def snapshot_rows(snapshot: Snapshot) -> list[LeaderboardRow]:
-    return leaderboard_rows(snapshot.requests(), snapshot.events())
+    return leaderboard_rows(snapshot.requests(), snapshot.report_events())
 
 
 def report_tables(snapshot: Snapshot, *, detail: bool = True) -> list[Table]:
     """The seed's tables, then (with ``detail``) the VRAM table and the full leaderboard."""
-    events = snapshot.events()
+    events = snapshot.report_events()
     rows = leaderboard_rows(snapshot.requests(), events)
     endpoints = endpoints_of(events)
     tables = summary_tables(rows, endpoints, events)
@@ -339,14 +441,14 @@ def render_snapshot(snapshot: Snapshot, fmt: str = "text", *, detail: bool = Tru
         raise ValueError(f"report format must be one of {list(REPORT_FORMATS)}, got {fmt!r}")
     if fmt == "json":
         rows = [asdict(r) for r in snapshot_rows(snapshot)]
-        return json.dumps([*rows, *load_json_rows(snapshot.events())], indent=1)
+        return json.dumps([*rows, *load_json_rows(snapshot.report_events())], indent=1)
     markdown = fmt == "markdown"
     parts = [
         format_table(headers, body, title=title, markdown=markdown)
         for title, headers, body in report_tables(snapshot, detail=detail)
     ]
     if detail and not markdown:
-        events = snapshot.events()
+        events = snapshot.report_events()
         chart = throughput_chart(events, endpoints_of(events))
         if chart is not None:
             parts.append(chart)

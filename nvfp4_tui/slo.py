@@ -14,7 +14,9 @@ runner's sweep stop rules all compute the same numbers from the same records.
   that did not fail contributes the part of its stream inside the window (the first token at
   TTFT, the rest spread evenly until E2E), trimmed ones included: they load the server too.
   Without trimming the window spans the phase, and this is the phase's aggregate throughput.
-- A **load point** folds the phases run at one load level (all suites), in load order. The
+- A **load point** folds the phases run at one load level (all suites), in load order. A
+  closed-loop phase planned with fewer requests than its concurrency never held that load and is
+  left out: its flat throughput would make a false knee. The
   **knee** is the last point before aggregate throughput stops growing by ``KNEE_MIN_GAIN``; the
   **capacity** is the highest load below which every point met the attainment target.
 """
@@ -124,11 +126,39 @@ class Load:
     def label(self) -> str:
         return f"c={self.value:g}" if self.kind == "concurrency" else f"{self.value:g} req/s"
 
+    @property
+    def order(self) -> tuple[bool, float]:
+        """Sort key: closed-loop levels first, each kind from the lowest load up."""
+        return self.kind == "rate", self.value
+
+    @classmethod
+    def of(cls, concurrency: int, rate_rps: float | None) -> Load:
+        """Open loop when a rate is set (``concurrency`` then only caps), closed loop otherwise."""
+        if rate_rps is not None:
+            return cls("rate", rate_rps)
+        return cls("concurrency", float(concurrency))
+
     @classmethod
     def of_plan(cls, plan: PhasePlan) -> Load:
-        if plan.rate_rps is not None:
-            return cls("rate", plan.rate_rps)
-        return cls("concurrency", float(plan.concurrency))
+        return cls.of(plan.concurrency, plan.rate_rps)
+
+
+def load_axis(levels: Iterable[Load]) -> str:
+    """What a chart's load axis measures: ``concurrency``, ``request rate``, or ``load`` (both)."""
+    kinds = {load.kind for load in levels}
+    return "load" if len(kinds) > 1 else "request rate" if kinds == {"rate"} else "concurrency"
+
+
+def run_plans(started: RunStarted) -> dict[tuple[str, int], PhasePlan]:
+    """Each phase's plan by (endpoint id, phase index): an endpoint's phases are numbered in
+    the order the run lists them."""
+    plans: dict[tuple[str, int], PhasePlan] = {}
+    counts: dict[str, int] = {}
+    for plan in started.phases:
+        index = counts.get(plan.endpoint_id, 0)
+        counts[plan.endpoint_id] = index + 1
+        plans[(plan.endpoint_id, index)] = plan
+    return plans
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,9 +254,11 @@ class _Span:
 class _PhaseAccount:
     """One phase's counters, window and token spans.
 
-    The spans are folded into one number when the phase finishes, so memory does not grow with
-    the run; a request reported after its phase finished (out of order) still adds its own
-    tokens, against the window as it then stands.
+    A stream wholly inside the window stays inside (the window only widens) and counts all its
+    tokens, so it is kept as a number, not a span: memory stays flat however long the phase. The
+    spans left (trimmed or out-of-order streams reaching outside the window) are folded into one
+    number when the phase finishes; a request reported after that still adds its own tokens,
+    against the window as it then stands.
     """
 
     __slots__ = (
@@ -235,11 +267,13 @@ class _PhaseAccount:
         "finished",
         "first_send",
         "folded_tokens",
+        "inside_tokens",
         "last_end",
         "late",
         "late_max_s",
         "load",
         "met",
+        "planned",
         "requests",
         "spans",
         "suite",
@@ -247,15 +281,19 @@ class _PhaseAccount:
         "trimmed",
     )
 
-    def __init__(self, suite: str, load: Load, targets: SloTargets) -> None:
+    def __init__(
+        self, suite: str, load: Load, targets: SloTargets, planned: int | None = None
+    ) -> None:
         self.suite = suite
         self.load = load
         self.targets = targets
+        self.planned = planned  # requests the plan gives the phase; None: bounded by time
         self.requests = self.met = self.errors = self.trimmed = self.late = 0
         self.late_max_s: float | None = None
         self.first_send: float | None = None
         self.last_end: float | None = None
         self.spans: list[_Span] = []
+        self.inside_tokens = 0  # tokens of streams wholly inside the window; an int stays exact
         self.folded_tokens = 0.0
         self.finished = False
         self.cache: tuple[int, float] | None = None  # (records seen, window tokens)
@@ -267,18 +305,28 @@ class _PhaseAccount:
             self.late_max_s = max(self.late_max_s or 0.0, late_s)
         e2e = _finite(record.e2e_s)
         end = record.t + e2e if e2e is not None else record.t
+        if record.trimmed:
+            self.trimmed += 1
+        else:
+            self.requests += 1
+            self.errors += record.status == "error"
+            self.met += meets(self.targets, record)
+            self.first_send = (
+                record.t if self.first_send is None else min(self.first_send, record.t)
+            )
+            self.last_end = end if self.last_end is None else max(self.last_end, end)
         if record.status != "error" and e2e is not None and record.tokens_out:
             ttft = _finite(record.ttft_s)
             first = record.t + ttft if ttft is not None else end
-            self.spans.append(_Span(record.t, first, end, record.tokens_out))
-        if record.trimmed:
-            self.trimmed += 1
-            return
-        self.requests += 1
-        self.errors += record.status == "error"
-        self.met += meets(self.targets, record)
-        self.first_send = record.t if self.first_send is None else min(self.first_send, record.t)
-        self.last_end = end if self.last_end is None else max(self.last_end, end)
+            self._keep(_Span(record.t, first, end, record.tokens_out))
+
+    def _keep(self, span: _Span) -> None:
+        a, b = self.first_send, self.last_end
+        inside = a is not None and b is not None and a <= min(span.first, span.end)
+        if inside and max(span.first, span.end) <= b and span.tokens >= 1:
+            self.inside_tokens += span.tokens
+        else:
+            self.spans.append(span)
 
     @property
     def window_s(self) -> float | None:
@@ -290,11 +338,13 @@ class _PhaseAccount:
     def window_tokens(self) -> float:
         seen = self.requests + self.trimmed
         if self.cache is None or self.cache[0] != seen:
-            tokens = self.folded_tokens
+            parts = [self.folded_tokens, self.inside_tokens]
             if self.first_send is not None and self.last_end is not None:
                 a, b = self.first_send, self.last_end
-                # fsum: the same total whatever order the records came in (a replay sorts them).
-                tokens += math.fsum(s.tokens_within(a, b) for s in self.spans)
+                parts.extend(s.tokens_within(a, b) for s in self.spans)
+            # fsum: the same total whatever order the records came in (a replay sorts them) and
+            # whichever of them were folded into inside_tokens on the way.
+            tokens = math.fsum(parts)
             self.cache = (seen, tokens)
         return self.cache[1]
 
@@ -302,9 +352,17 @@ class _PhaseAccount:
         window = self.window_s
         return self.window_tokens() / window if window else None
 
+    @property
+    def holds_load(self) -> bool:
+        """False for a closed loop planned with fewer requests than its concurrency: it never
+        had that many in flight."""
+        short = self.planned is not None and self.planned < self.load.value
+        return not (self.load.kind == "concurrency" and short)
+
     def finish(self) -> None:
         self.folded_tokens = self.window_tokens()
         self.spans.clear()
+        self.inside_tokens = 0
         self.finished = True
 
     def read(self, index: int) -> PhaseSlo:
@@ -352,10 +410,12 @@ class LoadTracker:
         if account is None:
             if index < len(self._plans):
                 plan = self._plans[index]
-                load, targets = Load.of_plan(plan), SloTargets.of_plan(plan)
+                account = _PhaseAccount(
+                    suite, Load.of_plan(plan), SloTargets.of_plan(plan), plan.requests
+                )
             else:
-                load, targets = Load("concurrency", float(concurrency)), self.targets
-            account = self._phases[index] = _PhaseAccount(suite, load, targets)
+                account = _PhaseAccount(suite, Load.of(concurrency, None), self.targets)
+            self._phases[index] = account
         return account
 
     def add(self, record: RequestFinished) -> None:
@@ -385,15 +445,16 @@ class LoadTracker:
         return SloSummary(requests, met, _ratio(met, requests), _ratio(met, window))
 
     def points(self) -> tuple[LoadPoint, ...]:
-        """One point per load level with counted requests, lowest load first."""
+        """One point per load level with counted requests, lowest load first; phases that never
+        held their load are left out."""
         groups: dict[Load, list[_PhaseAccount]] = {}
         for index in sorted(self._phases):
             account = self._phases[index]
-            if account.requests:
+            if account.requests and account.holds_load:
                 groups.setdefault(account.load, []).append(account)
         return tuple(
             _point(load, groups[load], self.targets)
-            for load in sorted(groups, key=lambda x: (x.kind, x.value))
+            for load in sorted(groups, key=lambda load: load.order)
         )
 
     def knee(self) -> LoadPoint | None:

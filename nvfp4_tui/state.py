@@ -38,7 +38,7 @@ from nvfp4_tui.events import (
     ServerSample,
     TokenProgress,
 )
-from nvfp4_tui.slo import LoadTracker
+from nvfp4_tui.slo import Load, LoadTracker
 from nvfp4_tui.stats import QuantileSketch, RunningStats, StatsSummary, percentile
 
 # Score columns of RequestFinished that get quality statistics; a new scorer adds its column here.
@@ -61,10 +61,29 @@ def _finite(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
 
+def _level_order(concurrency: int, rate_rps: float | None) -> tuple[bool, float, int]:
+    """Load levels lowest first, closed loop before open (as ``slo.Load.order``)."""
+    return (*Load.of(concurrency, rate_rps).order, concurrency)
+
+
 def _finished_t(event: RequestFinished) -> float:
     """When the request ended: RequestFinished.t is when it was sent."""
     e2e_s = _finite(event.e2e_s)
     return event.t + e2e_s if e2e_s is not None else event.t
+
+
+@dataclass(frozen=True, slots=True)
+class SamplesSkipped:
+    """Telemetry samples a replay jumped over: counted, not folded in (never persisted).
+
+    Only their count outlives the jump: their points would have left the history rings, and
+    the samples that set the latest, first and last values are folded in as usual.
+    """
+
+    t: float
+    count: int
+    gpu: int | None = None  # a GPU's samples, or else
+    endpoint_id: str | None = None  # an endpoint's server samples
 
 
 # ---- read-outs -------------------------------------------------------------------------------
@@ -76,6 +95,14 @@ class TpsPoint:
 
     t: float
     decode_tps: float
+
+
+@dataclass(frozen=True, slots=True)
+class TtftPoint:
+    """One request's TTFT as the client measured it, placed when its first token arrived."""
+
+    t: float
+    ttft_s: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +119,7 @@ class ServerPoint:
     kv_cache_pct: float | None
     requests_waiting: float | None
     ttft_p50_s: float | None
+    requests_running: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +172,11 @@ class PhaseRef:
     concurrency: int
     phase_index: int
     started_t: float
+    rate_rps: float | None = None  # open loop: the planned rate (``concurrency`` caps, 0: none)
+
+    @property
+    def load(self) -> Load:
+        return Load.of(self.concurrency, self.rate_rps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,25 +197,36 @@ class PhaseProgress:
     output_tokens: int | None  # from PhaseFinished
     wall_s: float | None
     throughput_tps: float | None  # aggregate: output tokens / wall time
+    rate_rps: float | None = None
+
+    @property
+    def load(self) -> Load:
+        return Load.of(self.concurrency, self.rate_rps)
 
 
 @dataclass(frozen=True, slots=True)
 class ThroughputRow:
-    """Aggregate throughput at one concurrency: summed phase output tokens / summed wall time."""
+    """Aggregate throughput at one load level: summed phase output tokens / summed wall time."""
 
     concurrency: int
+    rate_rps: float | None
     phases: int
     output_tokens: int
     wall_s: float
     throughput_tps: float | None
 
+    @property
+    def load(self) -> Load:
+        return Load.of(self.concurrency, self.rate_rps)
+
 
 @dataclass(frozen=True, slots=True)
 class LeaderRow:
-    """One (suite, concurrency) cell of the leaderboard for one endpoint."""
+    """One (suite, load level) cell of the leaderboard for one endpoint."""
 
     suite: str
     concurrency: int
+    rate_rps: float | None  # open loop: requests/s (``concurrency`` then only caps)
     requests: int
     ok: int
     incomplete: int
@@ -192,7 +236,11 @@ class LeaderRow:
     e2e_tps: StatsSummary
     tokens_out_mean: float | None
     ttft_p50_s: float | None
-    throughput_tps: float | None  # from the PhaseFinished events of this suite and concurrency
+    throughput_tps: float | None  # from the PhaseFinished events of this suite and load level
+
+    @property
+    def load(self) -> Load:
+        return Load.of(self.concurrency, self.rate_rps)
 
 
 # ---- accumulators ----------------------------------------------------------------------------
@@ -206,6 +254,7 @@ class _PhaseTrack:
         "finished",
         "index",
         "planned_requests",
+        "rate_rps",
         "requests_done",
         "started_t",
         "suite",
@@ -218,12 +267,14 @@ class _PhaseTrack:
         concurrency: int,
         planned_requests: int | None,
         duration_s: float | None,
+        rate_rps: float | None = None,
     ) -> None:
         self.index = index
         self.suite = suite
         self.concurrency = concurrency
         self.planned_requests = planned_requests
         self.duration_s = duration_s
+        self.rate_rps = rate_rps
         self.started_t: float | None = None
         self.finished: PhaseFinished | None = None
         self.requests_done = 0
@@ -279,11 +330,12 @@ class _PhaseTrack:
             output_tokens=done.output_tokens if done else None,
             wall_s=done.wall_s if done else None,
             throughput_tps=done.throughput_tps if done else None,
+            rate_rps=self.rate_rps,
         )
 
 
 class _CellStats:
-    """Statistics of one (suite, concurrency) cell."""
+    """Statistics of one (suite, concurrency, rate) cell."""
 
     __slots__ = (
         "decode_tps",
@@ -366,7 +418,7 @@ class EndpointState:
         self.status_reported: EndpointStatusKind | None = None
         self.status_message: str | None = None
         self._phases: dict[int, _PhaseTrack] = {
-            index: _PhaseTrack(index, p.suite, p.concurrency, p.requests, p.duration_s)
+            index: _PhaseTrack(index, p.suite, p.concurrency, p.requests, p.duration_s, p.rate_rps)
             for index, p in enumerate(plans)
         }
         self.planned_requests: int | None = (
@@ -386,6 +438,8 @@ class EndpointState:
         self.decode_history: deque[TpsPoint] = deque(maxlen=HISTORY_LEN)
         # Durable statistics of every request that did not fail (ok or incomplete).
         self._ttft_recent_s: deque[float] = deque(maxlen=RECENT_STATS_N)
+        # Client TTFT over time, to chart beside the server's own (server_history).
+        self.ttft_history: deque[TtftPoint] = deque(maxlen=HISTORY_LEN)
         self._itl_recent_s: deque[float] = deque(maxlen=RECENT_STATS_N)
         self._decode_recent_tps: deque[float] = deque(maxlen=RECENT_DECODE_N)
         self.ttft_all = QuantileSketch()
@@ -394,7 +448,8 @@ class EndpointState:
         self.e2e_tps_stats = RunningStats()
         self.quality: dict[tuple[str, str], RunningStats] = {}  # (score name, suite)
         self.quality_overall: dict[str, RunningStats] = {}  # score name -> all suites
-        self._cells: dict[tuple[str, int], _CellStats] = {}  # (suite, concurrency)
+        # (suite, concurrency, rate): a request's own concurrency, its phase's planned rate
+        self._cells: dict[tuple[str, int, float | None], _CellStats] = {}
         self.last_error: ErrorInfo | None = None
         self.last_answer: AnswerText | None = None
         self.recent_requests: deque[RequestRow] = deque(maxlen=RECENT_REQUESTS_LEN)
@@ -422,7 +477,8 @@ class EndpointState:
 
     @property
     def target_concurrency(self) -> int | None:
-        return self.current_phase.concurrency if self.current_phase else None
+        """Requests the current phase holds in flight (an open loop's cap); None when uncapped."""
+        return (self.current_phase.concurrency or None) if self.current_phase else None
 
     @property
     def streaming(self) -> bool:
@@ -474,26 +530,31 @@ class EndpointState:
     def suites(self) -> tuple[str, ...]:
         """Suites in plan order, then any seen only in requests."""
         seen = dict.fromkeys(p.suite for p in self._phases.values())
-        seen.update(dict.fromkeys(suite for suite, _ in self._cells))
+        seen.update(dict.fromkeys(suite for suite, _, _ in self._cells))
         return tuple(seen)
 
     def phase_progress(self, now: float | None = None) -> tuple[PhaseProgress, ...]:
         return tuple(self._phases[i].read(now) for i in sorted(self._phases))
 
-    def _finished_phases(self) -> list[PhaseFinished]:
-        return [p.finished for p in self._phases.values() if p.finished is not None]
+    def _finished_phases(self) -> list[tuple[PhaseFinished, float | None]]:
+        """Each finished phase with its planned rate (None: closed loop)."""
+        return [(p.finished, p.rate_rps) for p in self._phases.values() if p.finished is not None]
 
-    def throughput_by_concurrency(self) -> tuple[ThroughputRow, ...]:
-        groups: dict[int, list[PhaseFinished]] = {}
-        for done in self._finished_phases():
-            groups.setdefault(done.concurrency, []).append(done)
+    def throughput_by_load(self) -> tuple[ThroughputRow, ...]:
+        """Aggregate throughput per load level with a finished phase, lowest load first."""
+        groups: dict[tuple[int, float | None], list[PhaseFinished]] = {}
+        for done, rate_rps in self._finished_phases():
+            groups.setdefault((done.concurrency, rate_rps), []).append(done)
         rows = []
-        for concurrency, done in sorted(groups.items()):
+        for (concurrency, rate_rps), done in sorted(
+            groups.items(), key=lambda kv: _level_order(*kv[0])
+        ):
             tokens = sum(d.output_tokens for d in done)
             wall_s = math.fsum(d.wall_s for d in done)
             rows.append(
                 ThroughputRow(
                     concurrency=concurrency,
+                    rate_rps=rate_rps,
                     phases=len(done),
                     output_tokens=tokens,
                     wall_s=wall_s,
@@ -502,25 +563,30 @@ class EndpointState:
             )
         return tuple(rows)
 
-    def _phase_throughput(self, suite: str, concurrency: int) -> float | None:
+    def _phase_throughput(
+        self, suite: str, concurrency: int, rate_rps: float | None
+    ) -> float | None:
         done = [
-            d for d in self._finished_phases() if d.suite == suite and d.concurrency == concurrency
+            d
+            for d, rate in self._finished_phases()
+            if d.suite == suite and d.concurrency == concurrency and rate == rate_rps
         ]
         wall_s = math.fsum(d.wall_s for d in done)
         return sum(d.output_tokens for d in done) / wall_s if wall_s > 0 else None
 
     def leaderboard(self, score_name: str = PRIMARY_SCORE) -> tuple[LeaderRow, ...]:
-        """One row per (suite, concurrency) seen, by concurrency then suite in plan order."""
+        """One row per (suite, load level) seen, by load then suite in plan order."""
         order = {suite: i for i, suite in enumerate(self.suites())}
         rows = []
-        for (suite, concurrency), cell in sorted(
-            self._cells.items(), key=lambda kv: (kv[0][1], order[kv[0][0]])
+        for (suite, concurrency, rate_rps), cell in sorted(
+            self._cells.items(), key=lambda kv: (*_level_order(*kv[0][1:]), order[kv[0][0]])
         ):
             quality = cell.quality.get(score_name) or RunningStats()
             rows.append(
                 LeaderRow(
                     suite=suite,
                     concurrency=concurrency,
+                    rate_rps=rate_rps,
                     requests=cell.ok + cell.incomplete + cell.errors,
                     ok=cell.ok,
                     incomplete=cell.incomplete,
@@ -530,7 +596,7 @@ class EndpointState:
                     e2e_tps=cell.e2e_tps.summary(),
                     tokens_out_mean=cell.tokens_out.mean if cell.tokens_out.n else None,
                     ttft_p50_s=cell.ttft.quantile(50),
-                    throughput_tps=self._phase_throughput(suite, concurrency),
+                    throughput_tps=self._phase_throughput(suite, concurrency, rate_rps),
                 )
             )
         return tuple(rows)
@@ -576,7 +642,9 @@ class EndpointState:
         phase.started_t = event.t
         if self.first_phase_t is None or event.t < self.first_phase_t:
             self.first_phase_t = event.t
-        self.current_phase = PhaseRef(event.suite, event.concurrency, event.phase_index, event.t)
+        self.current_phase = PhaseRef(
+            event.suite, event.concurrency, event.phase_index, event.t, phase.rate_rps
+        )
         self._end_transient(in_flight=None)
 
     def _on_phase_finished(self, event: PhaseFinished) -> None:
@@ -606,16 +674,23 @@ class EndpointState:
         if self.server_latest is None or event.t >= self.server_latest.t:
             self.server_latest = event
         self.server_history.append(
-            ServerPoint(event.t, event.kv_cache_pct, event.requests_waiting, event.ttft_p50_s)
+            ServerPoint(
+                event.t,
+                event.kv_cache_pct,
+                event.requests_waiting,
+                event.ttft_p50_s,
+                event.requests_running,
+            )
         )
 
     def _on_request(self, event: RequestFinished) -> None:
         end_t = _finished_t(event)
         self.load.add(event)
-        cell = self._cells.get((event.suite, event.concurrency))
-        if cell is None:
-            cell = self._cells[(event.suite, event.concurrency)] = _CellStats()
         phase = self._phases.get(event.phase_index)
+        key = (event.suite, event.concurrency, phase.rate_rps if phase is not None else None)
+        cell = self._cells.get(key)
+        if cell is None:
+            cell = self._cells[key] = _CellStats()
         if phase is not None:
             phase.requests_done += 1
             phase.errors += event.status == "error"
@@ -676,6 +751,7 @@ class EndpointState:
         ttft_s = _finite(event.ttft_s)
         if ttft_s is not None:
             self._ttft_recent_s.append(ttft_s)
+            self.ttft_history.append(TtftPoint(event.t + ttft_s, ttft_s))
             self.ttft_all.add(ttft_s)
             cell.ttft.add(ttft_s)
         itl_s = _finite(event.itl_p50_s)
@@ -739,13 +815,14 @@ class FleetState:
             TokenProgress: self._on_progress,
             GpuSample: self._on_gpu,
             ServerSample: self._on_server,
+            SamplesSkipped: self._on_samples_skipped,
             EndpointStatus: self._on_status,
             RunFinished: self._on_run_finished,
         }
 
     # ---- reducer
 
-    def apply(self, event: Event) -> None:
+    def apply(self, event: Event | SamplesSkipped) -> None:
         handler = self._handlers.get(type(event))
         if handler is None or not handler(event):
             self.dropped += 1
@@ -755,7 +832,7 @@ class FleetState:
         if self.last_t is None or at > self.last_t:
             self.last_t = at
 
-    def apply_all(self, events: Iterable[Event]) -> None:
+    def apply_all(self, events: Iterable[Event | SamplesSkipped]) -> None:
         for event in events:
             self.apply(event)
 
@@ -821,6 +898,15 @@ class FleetState:
         endpoint = self._endpoint(event.endpoint_id)
         if endpoint is not None:
             endpoint._on_status(event)
+        return endpoint is not None
+
+    def _on_samples_skipped(self, event: SamplesSkipped) -> bool:
+        if event.gpu is not None:
+            self._gpu(event.gpu).samples += event.count
+            return True
+        endpoint = self._endpoint(event.endpoint_id or "")
+        if endpoint is not None:
+            endpoint.server_samples += event.count
         return endpoint is not None
 
     def _on_gpu(self, event: GpuSample) -> bool:
@@ -969,6 +1055,7 @@ def _endpoint_digest(e: EndpointState) -> dict[str, Any]:
                 "phase_index": p.phase_index,
                 "suite": p.suite,
                 "concurrency": p.concurrency,
+                "rate_rps": p.rate_rps,
                 "state": p.state,
                 "requests_done": p.requests_done,
                 "errors": p.errors,
@@ -981,12 +1068,13 @@ def _endpoint_digest(e: EndpointState) -> dict[str, Any]:
         "throughput": [
             {
                 "concurrency": row.concurrency,
+                "rate_rps": row.rate_rps,
                 "phases": row.phases,
                 "output_tokens": row.output_tokens,
                 "wall_s": _r(row.wall_s),
                 "throughput_tps": _r(row.throughput_tps),
             }
-            for row in e.throughput_by_concurrency()
+            for row in e.throughput_by_load()
         ],
         "ttft_p50_all_s": _r(e.ttft_p50_all_s),
         "itl_p50_all_s": _r(e.itl_p50_all_s),
@@ -1017,6 +1105,7 @@ def _leader_digest(row: LeaderRow) -> dict[str, Any]:
     return {
         "suite": row.suite,
         "concurrency": row.concurrency,
+        "rate_rps": row.rate_rps,
         "requests": row.requests,
         "ok": row.ok,
         "incomplete": row.incomplete,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from nvfp4_tui.tui.readouts import VERIFIED
+from nvfp4_tui.tui.readouts import SCORE_LABELS, next_score
 
 if TYPE_CHECKING:
     from nvfp4_tui.tui.app import FleetApp
@@ -61,11 +61,11 @@ class FleetCommands(Provider):
                     partial(run, "replay('end')"),
                 ),
             ]
-        heuristic = app.score_name == VERIFIED
+        following = next_score(app.state, app.score_name)
         commands += [
             (
-                "Show heuristic scores" if heuristic else "Show verified scores",
-                "Quality: the seed's text heuristic, or answers checked (v)",
+                f"Show {SCORE_LABELS[following] if following else 'other'} scores",
+                "Quality: answers checked, the seed's text heuristic, or the judge's grade (v)",
                 partial(run, "toggle_scores"),
             ),
             ("Keys", "Every key binding (?)", partial(run, "help")),

@@ -2,10 +2,10 @@
 
 Everything here is a pure function of the state (and ``now`` where time matters): no Textual, no
 I/O, so it is tested without an app. The leaderboard read-outs follow the seed's tables: quality
-per suite at the lowest concurrency, speed relative to each class's average, aggregate throughput
-per concurrency level; then what the seed only argued in prose, computed: the Pareto frontier of
-quality against speed and, per suite, the fastest endpoint whose quality is statistically tied
-with the best.
+per suite at the lowest load level (concurrency, or request rate for an open-loop run), speed
+relative to each class's average, aggregate throughput against load with each endpoint's knee;
+then what the seed only argued in prose, computed: the Pareto frontier of quality against speed
+and, per suite, the fastest endpoint whose quality is statistically tied with the best.
 """
 
 from __future__ import annotations
@@ -15,19 +15,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from nvfp4_tui.events import EndpointInfo
-from nvfp4_tui.slo import CapacityRow, Load, LoadKind
+from nvfp4_tui.slo import CapacityRow, Load, LoadKind, LoadPoint
 from nvfp4_tui.state import EndpointState, FleetState, LeaderRow, TpsPoint
 from nvfp4_tui.stats import StatsSummary
 from nvfp4_tui.tui import units
 
 CLASS_NAMES = {"moe": "MoE", "dense": "Dense"}
 
-# The two quality scores the views switch between: the suite's verifying scorer (answers
-# checked: tests run, numbers compared, schemas validated) and the seed's text heuristic, which
-# is comparable with the seed's published tables but not with correctness.
+# The quality scores the views switch between: the suite's verifying scorer (answers checked:
+# tests run, numbers compared, schemas validated), the seed's text heuristic, which is comparable
+# with the seed's published tables but not with correctness, and an LLM judge's rubric grade
+# where the profile names a judge.
 VERIFIED = "score_verified"
 HEURISTIC = "score_heuristic"
-SCORE_LABELS = {VERIFIED: "verified", HEURISTIC: "heuristic"}
+JUDGE = "score_judge"
+SCORE_LABELS = {VERIFIED: "verified", HEURISTIC: "heuristic", JUDGE: "judge"}
+SCORE_CYCLE = (VERIFIED, HEURISTIC, JUDGE)
 
 
 def _has_scores(state: FleetState, score_name: str) -> bool:
@@ -43,6 +46,17 @@ def shown_score(state: FleetState, wanted: str) -> str:
     if wanted == VERIFIED and not _has_scores(state, VERIFIED) and _has_scores(state, HEURISTIC):
         return HEURISTIC
     return wanted
+
+
+def next_score(state: FleetState, shown: str) -> str | None:
+    """The score ``v`` switches to from ``shown``: the next of ``SCORE_CYCLE`` the run can show
+    (the judge's only once it has graded something); None when there is no other."""
+    start = SCORE_CYCLE.index(shown) if shown in SCORE_CYCLE else -1
+    for name in SCORE_CYCLE[start + 1 :] + SCORE_CYCLE[: start + 1]:
+        available = _has_scores(state, name) if name == JUDGE else shown_score(state, name) == name
+        if name != shown and available:
+            return name
+    return None
 
 
 def class_name(model_class: str) -> str:
@@ -68,9 +82,13 @@ def short_labels(endpoints: Sequence[EndpointInfo]) -> dict[str, str]:
 
 
 def phase_text(endpoint: EndpointState) -> str | None:
-    """The phase running now, e.g. ``math · c4``; None between phases."""
+    """The phase running now, e.g. ``math · c4`` or ``math · 2 req/s``; None between phases."""
     phase = endpoint.current_phase
-    return None if phase is None else f"{phase.suite} · c{phase.concurrency}"
+    if phase is None:
+        return None
+    # A closed loop keeps the header's compact "c4"; an open loop says its rate.
+    level = phase.load.label if phase.rate_rps is not None else f"c{phase.concurrency}"
+    return f"{phase.suite} · {level}"
 
 
 def decode_bins(
@@ -131,18 +149,23 @@ def histogram(values: Sequence[float], bins: int) -> tuple[list[float], list[int
 # ---- leaderboard ------------------------------------------------------------------------------
 
 
-def base_concurrency(state: FleetState) -> int | None:
-    """The lowest concurrency planned or seen: the level the seed's quality and speed tables use."""
-    levels = {
-        p.concurrency for e in state.endpoints.values() for p in e.phase_progress() if p.concurrency
-    }
-    return min(levels) if levels else None
+def base_load(state: FleetState) -> Load | None:
+    """The lowest load level planned or seen: the level the seed's quality and speed tables use
+    (closed loop before open, so a run with both reads at its lowest concurrency)."""
+    levels = {p.load for e in state.endpoints.values() for p in e.phase_progress()}
+    return min(levels, key=lambda load: load.order) if levels else None
+
+
+def base_text(state: FleetState) -> str:
+    """The base load level as titles show it: ``c=1``, ``2 req/s``, or an em dash."""
+    load = base_load(state)
+    return units.DASH if load is None else load.label
 
 
 def _rows_at(
-    endpoint: EndpointState, concurrency: int | None, score_name: str = HEURISTIC
+    endpoint: EndpointState, load: Load | None, score_name: str = HEURISTIC
 ) -> dict[str, LeaderRow]:
-    return {r.suite: r for r in endpoint.leaderboard(score_name) if r.concurrency == concurrency}
+    return {r.suite: r for r in endpoint.leaderboard(score_name) if r.load == load}
 
 
 def _pooled_mean(summaries: Iterable[StatsSummary]) -> float | None:
@@ -157,9 +180,9 @@ def _pooled_mean(summaries: Iterable[StatsSummary]) -> float | None:
 
 @dataclass(frozen=True)
 class QualityTable:
-    """Quality per suite (rows) and endpoint (columns) at one concurrency, best per row marked."""
+    """Quality per suite (rows) and endpoint (columns) at one load level, best per row marked."""
 
-    concurrency: int | None
+    load: Load | None
     suites: tuple[str, ...]
     endpoint_ids: tuple[str, ...]
     cells: dict[tuple[str, str], StatsSummary]  # (suite, endpoint id)
@@ -170,12 +193,12 @@ class QualityTable:
 
 
 def quality_table(state: FleetState, score_name: str = HEURISTIC) -> QualityTable:
-    concurrency = base_concurrency(state)
+    load = base_load(state)
     suites: dict[str, None] = {}
     cells: dict[tuple[str, str], StatsSummary] = {}
     for endpoint in state.endpoints.values():
         suites.update(dict.fromkeys(endpoint.suites()))
-        for suite, row in _rows_at(endpoint, concurrency, score_name).items():
+        for suite, row in _rows_at(endpoint, load, score_name).items():
             if row.quality.n:
                 cells[(suite, endpoint.id)] = row.quality
     best: dict[str, frozenset[str]] = {}
@@ -186,12 +209,12 @@ def quality_table(state: FleetState, score_name: str = HEURISTIC) -> QualityTabl
         if means:
             top = max(means.values())
             best[suite] = frozenset(eid for eid, m in means.items() if math.isclose(m, top))
-    return QualityTable(concurrency, tuple(suites), tuple(state.endpoints), cells, best)
+    return QualityTable(load, tuple(suites), tuple(state.endpoints), cells, best)
 
 
 @dataclass(frozen=True)
 class SpeedRow:
-    """One endpoint's speed at the base concurrency, and how it compares with each class."""
+    """One endpoint's speed at the base load level, and how it compares with each class."""
 
     endpoint_id: str
     model_class: str
@@ -201,16 +224,16 @@ class SpeedRow:
 
 
 def speed_rows(state: FleetState) -> tuple[tuple[SpeedRow, ...], dict[str, float | None]]:
-    """Per endpoint: decode and e2e tok/s at the base concurrency; and each class's average.
+    """Per endpoint: decode and e2e tok/s at the base load level; and each class's average.
 
     A class average is the mean of its endpoints' means, each endpoint counting once (as the
     seed's "Gemma4 MoE (avg)").
     """
-    concurrency = base_concurrency(state)
+    load = base_load(state)
     decode: dict[str, float | None] = {}
     e2e: dict[str, float | None] = {}
     for endpoint in state.endpoints.values():
-        rows = _rows_at(endpoint, concurrency).values()
+        rows = _rows_at(endpoint, load).values()
         decode[endpoint.id] = _pooled_mean(r.decode_tps for r in rows)
         e2e[endpoint.id] = _pooled_mean(r.e2e_tps for r in rows)
     classes = list(dict.fromkeys(e.info.model_class for e in state.endpoints.values()))
@@ -238,16 +261,30 @@ def speed_rows(state: FleetState) -> tuple[tuple[SpeedRow, ...], dict[str, float
     return rows, averages
 
 
-def throughput_curves(state: FleetState) -> dict[str, list[tuple[int, float]]]:
-    """Per endpoint: aggregate throughput (tok/s) at each concurrency level with a finished phase."""
-    return {
-        e.id: [
-            (row.concurrency, row.throughput_tps)
-            for row in e.throughput_by_concurrency()
-            if row.throughput_tps is not None
-        ]
-        for e in state.endpoints.values()
-    }
+@dataclass(frozen=True)
+class LoadCurve:
+    """One endpoint's aggregate throughput against load, and its knee (None: still growing)."""
+
+    endpoint_id: str
+    points: tuple[tuple[Load, float], ...]  # (load level, tok/s), lowest load first
+    knee: Load | None
+
+
+def load_curves(state: FleetState) -> list[LoadCurve]:
+    """Per endpoint, in the run's order: throughput at each load level it has counted requests
+    at, and the knee, both as the capacity table and the sweep's stop rule read them."""
+    curves = []
+    for endpoint in state.endpoints.values():
+        points: tuple[LoadPoint, ...] = endpoint.load.points()
+        knee = endpoint.load.knee()
+        curves.append(
+            LoadCurve(
+                endpoint.id,
+                tuple((p.load, p.throughput_tps) for p in points if p.throughput_tps is not None),
+                knee.load if knee is not None else None,
+            )
+        )
+    return curves
 
 
 @dataclass(frozen=True)
@@ -259,15 +296,15 @@ class ParetoPoint:
 
 
 def pareto_points(state: FleetState, score_name: str = HEURISTIC) -> list[ParetoPoint]:
-    """Mean quality against decode tok/s at the base concurrency; the frontier is marked.
+    """Mean quality against decode tok/s at the base load level; the frontier is marked.
 
     A point is on the frontier when no other endpoint is at least as fast and at least as good
     while strictly better in one of the two.
     """
-    concurrency = base_concurrency(state)
+    load = base_load(state)
     raw: list[tuple[str, float, float]] = []
     for endpoint in state.endpoints.values():
-        rows = _rows_at(endpoint, concurrency, score_name).values()
+        rows = _rows_at(endpoint, load, score_name).values()
         speed = _pooled_mean(r.decode_tps for r in rows)
         quality = _pooled_mean(r.quality for r in rows)
         if speed is not None and quality is not None:
@@ -297,7 +334,7 @@ def route_by_task(state: FleetState, score_name: str = HEURISTIC) -> list[Route]
     """Per suite with scores: the pick among the endpoints statistically tied with the best.
 
     Without a CI (the best has fewer than three scores) only exact ties with the best qualify.
-    Speed is the endpoint's decode tok/s on that suite at the base concurrency.
+    Speed is the endpoint's decode tok/s on that suite at the base load level.
     """
     table = quality_table(state, score_name)
     routes = []
@@ -320,7 +357,7 @@ def route_by_task(state: FleetState, score_name: str = HEURISTIC) -> list[Route]
         floor = ci[0] if ci else best.mean
         speed: dict[str, float | None] = {}
         for eid in scored:
-            row = _rows_at(state.endpoints[eid], table.concurrency).get(suite)
+            row = _rows_at(state.endpoints[eid], table.load).get(suite)
             speed[eid] = row.decode_tps.mean if row else None
         tied = [eid for eid, s in scored.items() if (s.mean or 0.0) >= floor]
         pick = max(tied, key=lambda eid: (speed[eid] or 0.0, scored[eid].mean or 0.0))

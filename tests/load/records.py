@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from nvfp4_tui.events import (
     EndpointInfo,
     Event,
@@ -72,16 +74,20 @@ PHASE_0_COUNTED = 7
 PHASE_0_MET = 3
 PHASE_0_WINDOW_S = 34.0
 
-# Phase 1 at c=8, no windows: every request counts; all meet the SLO.
-PHASE_1 = [record(1, i, 40.0 + i, "ok", 0.2, 2.2, 41, concurrency=8) for i in range(4)]
-# Window 40.0 -> 43.0 + 2.2 = 45.2 s: 5.2 s; 4 met.
-PHASE_1_WINDOW_S = 5.2
+# Phase 1 at c=8, no windows: every request counts; all meet the SLO. Eight requests, so
+# that the phase can hold its load (fewer would leave it out of the load points).
+PHASE_1_REQUESTS = 8
+PHASE_1 = [
+    record(1, i, 40.0 + i, "ok", 0.2, 2.2, 41, concurrency=8) for i in range(PHASE_1_REQUESTS)
+]
+# Window 40.0 -> 47.0 + 2.2 = 49.2 s: 9.2 s; 8 met.
+PHASE_1_WINDOW_S = 9.2
 
 
 def run_events() -> list[Event]:
     plans = (
         PhasePlan("a", "essay", 4, 8, **TARGETS),
-        PhasePlan("a", "essay", 8, 4, **TARGETS),
+        PhasePlan("a", "essay", 8, PHASE_1_REQUESTS, **TARGETS),
     )
     phase_0_tokens = sum(r.tokens_out or 0 for r in PHASE_0 if r.status != "error")
     return [
@@ -91,6 +97,41 @@ def run_events() -> list[Event]:
         PhaseFinished(T0 + 36.0, "a", "essay", 4, 0, 8, 1, phase_0_tokens, 35.5),
         PhaseStarted(T0 + 40.0, "a", "essay", 8, 1),
         *PHASE_1,
-        PhaseFinished(T0 + 46.0, "a", "essay", 8, 1, 4, 0, 164, 5.5),
-        RunFinished(T0 + 46.0, "complete"),
+        PhaseFinished(
+            T0 + 50.0, "a", "essay", 8, 1, PHASE_1_REQUESTS, 0, 41 * PHASE_1_REQUESTS, 9.5
+        ),
+        RunFinished(T0 + 50.0, "complete"),
     ]
+
+
+# Two open-loop phases per endpoint, 1 then 2 requests/s, no cap on requests in flight (their
+# concurrency is 0): four requests each, 30 tokens in 1.5 s. Endpoint "b" scores lower.
+RATES = (1.0, 2.0)
+RATE_REQUESTS = 4
+
+
+def rate_run() -> list[Event]:
+    endpoints = (info("a"), info("b"))
+    plans = tuple(
+        PhasePlan(e.id, "essay", 0, RATE_REQUESTS, rate_rps=rate, arrivals="constant")
+        for e in endpoints
+        for rate in RATES
+    )
+    events: list[Event] = [RunStarted(T0, "rates", "rates", endpoints, plans)]
+    for e in endpoints:
+        start = 0.0
+        for index, rate in enumerate(RATES):
+            events.append(PhaseStarted(T0 + start, e.id, "essay", 0, index))
+            for i in range(RATE_REQUESTS):
+                row = record(index, i, start + i / rate, "ok", 0.2, 1.5, 30, endpoint_id=e.id)
+                score = (0.9 if e.id == "a" else 0.6) - 0.1 * index
+                events.append(replace(row, concurrency=0, score_heuristic=score, decode_tps=20.0))
+            wall_s = (RATE_REQUESTS - 1) / rate + 1.5
+            events.append(
+                PhaseFinished(
+                    T0 + start + wall_s, e.id, "essay", 0, index, RATE_REQUESTS, 0, 120, wall_s
+                )
+            )
+            start += 10.0
+    events.append(RunFinished(T0 + 30.0, "complete"))
+    return events

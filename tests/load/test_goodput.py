@@ -23,6 +23,7 @@ from tests.load.records import (
     PHASE_0_MET,
     PHASE_0_WINDOW_S,
     PHASE_1,
+    PHASE_1_REQUESTS,
     PHASE_1_WINDOW_S,
     TARGETS,
     record,
@@ -50,7 +51,10 @@ def test_each_record_meets_or_misses_as_worked_out() -> None:
 
 
 def test_goodput_by_hand_equals_the_tracker() -> None:
-    plans = [PhasePlan("a", "essay", 4, 8, **TARGETS), PhasePlan("a", "essay", 8, 4, **TARGETS)]
+    plans = [
+        PhasePlan("a", "essay", 4, 8, **TARGETS),
+        PhasePlan("a", "essay", 8, PHASE_1_REQUESTS, **TARGETS),
+    ]
     tracker = LoadTracker(plans)
     for r in [*PHASE_0, *PHASE_1]:
         tracker.add(r)
@@ -69,13 +73,13 @@ def test_goodput_by_hand_equals_the_tracker() -> None:
 
     second = tracker.phase(1)
     assert second is not None
-    assert second.goodput_rps == pytest.approx(4 / PHASE_1_WINDOW_S)
+    assert second.goodput_rps == pytest.approx(8 / PHASE_1_WINDOW_S)
     assert second.attainment == 1.0
-    assert second.throughput_tps == pytest.approx(4 * 41 / PHASE_1_WINDOW_S)
+    assert second.throughput_tps == pytest.approx(8 * 41 / PHASE_1_WINDOW_S)
 
     overall = tracker.overall()
-    assert (overall.requests, overall.met) == (11, 7)
-    assert overall.goodput_rps == pytest.approx(7 / (34 + 5.2))
+    assert (overall.requests, overall.met) == (15, 11)
+    assert overall.goodput_rps == pytest.approx(11 / (34 + 9.2))
 
     low, high = tracker.points()
     assert (low.load.label, high.load.label) == ("c=4", "c=8")
@@ -99,14 +103,14 @@ def test_live_state_shows_the_same_goodput_and_leaves_trimmed_requests_untimed()
     assert phase.throughput_tps == pytest.approx(PHASE_0_WINDOW_TOKENS / 34)
     low, high = endpoint.load.points()
     assert low.throughput_tps == pytest.approx(PHASE_0_WINDOW_TOKENS / 34)
-    assert high.goodput_rps == pytest.approx(4 / PHASE_1_WINDOW_S)
+    assert high.goodput_rps == pytest.approx(8 / PHASE_1_WINDOW_S)
     current = endpoint.load.current()
     assert current is not None and current.phase_index == 1
     assert endpoint.load.targets == SloTargets(0.5, 0.05, 30.0, 0.9)
-    # TTFTs of the 6 counted phase-0 requests that did not fail and the 4 of phase 1; the
+    # TTFTs of the 6 counted phase-0 requests that did not fail and the 8 of phase 1; the
     # warm-up request is counted as done but its TTFT is left out.
-    assert endpoint.ttft_all.n == 10
-    assert endpoint.requests_done == 12
+    assert endpoint.ttft_all.n == 14
+    assert endpoint.requests_done == 16
 
 
 def test_report_rows_carry_the_same_numbers() -> None:

@@ -98,6 +98,14 @@ BAD = [
     ),
     ("max_errors = 0", "run.max_errors: expected an integer >= 1, got 0"),
     (
+        "sweep = true\nmax_requests = 10",
+        "run.max_requests: 10 requests a phase can never hold c=128 in flight; raise it",
+    ),
+    (
+        "concurrency = [1, 4]\nmax_requests = 2",
+        "run.max_requests: 2 requests a phase can never hold c=4 in flight",
+    ),
+    (
         "max_duration_s = 0",
         "run.max_duration_s: expected a number of seconds > 0 and <= 604800, got 0",
     ),

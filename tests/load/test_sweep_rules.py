@@ -5,14 +5,18 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from nvfp4_tui.bench.runner import plan_phases
 from nvfp4_tui.bench.sweep import describe_stop, load_levels, stop_rule
+from nvfp4_tui.events import PhaseFinished, PhasePlan, RequestFinished
 from nvfp4_tui.profile import RunPlan, SweepSpec, load_profile
-from nvfp4_tui.slo import Load, LoadPoint, SloTargets, capacity, knee
+from nvfp4_tui.slo import Load, LoadPoint, LoadTracker, SloTargets, capacity, knee
 from nvfp4_tui.suites import load_suites
 from tests.load.files import endpoint_toml, write_profile
 
 SLO = SloTargets(ttft_s=0.5)
+T0 = 1_796_203_800.0
 
 
 def point(level: float, tps: float, attainment: float = 1.0, errors: int = 0) -> LoadPoint:
@@ -108,3 +112,43 @@ def test_knee_capacity_and_descriptions() -> None:
         "sweep stopped at c=2: 7 of 100 failed"
     )
     assert Load("rate", 2.5).label == "2.5 req/s"
+
+
+def _burst(phase_index: int, concurrency: int, count: int) -> list[RequestFinished]:
+    """``count`` requests sent together, 10 tokens in 1 s each: 10 x count tok/s."""
+    return [
+        RequestFinished(
+            t=T0 + 10.0 * phase_index,
+            endpoint_id="a",
+            suite="essay",
+            prompt_id="p0",
+            concurrency=concurrency,
+            phase_index=phase_index,
+            request_index=i,
+            status="ok",
+            queue_s=0.0,
+            ttft_s=0.1,
+            e2e_s=1.0,
+            tokens_out=10,
+        )
+        for i in range(count)
+    ]
+
+
+def test_steps_that_never_hold_their_concurrency_are_no_load_points() -> None:
+    # A sweep bounded by 6 requests a phase: from c=8 on every step sends the same 6 at once,
+    # so throughput stops growing at c=8 although the server was never asked for more.
+    ladder = (1, 2, 4, 8, 16)
+    planned = {c: c if c <= 4 else 6 for c in ladder}
+    plans = [PhasePlan("a", "essay", c, planned[c], sweep=True) for c in ladder]
+    tracker = LoadTracker(plans)
+    for index, c in enumerate(ladder):
+        sent = min(c, planned[c])
+        for r in _burst(index, c, sent):
+            tracker.add(r)
+        tracker.finish(PhaseFinished(T0 + 10.0 * index + 1, "a", "essay", c, index, sent, 0, 60, 1))
+    assert [p.load.value for p in tracker.points()] == [1, 2, 4]
+    assert [p.throughput_tps for p in tracker.points()] == pytest.approx([10, 20, 40])
+    assert tracker.knee() is None  # without the rule: a false knee at c=8
+    assert stop_rule(tracker.points(), SweepSpec(), SloTargets()) is None
+    assert len(tracker.phases()) == len(ladder)  # still shown as phases

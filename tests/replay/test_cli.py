@@ -60,7 +60,7 @@ def test_follow_headless_on_a_finished_run_prints_its_phases_and_summary(
     path = write_events(tmp_path, "done", timeline_run(5), close="aborted")
     assert main(["follow", str(path), "--headless"]) == 1  # it ended aborted
     out = capsys.readouterr().out
-    assert "a                english    c1" in out
+    assert "a                english    c=1" in out
     assert out.rstrip().endswith(f"run aborted; snapshot: {path}")
 
 

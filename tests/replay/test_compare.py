@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from nvfp4_tui.cli import main
 from nvfp4_tui.compare import compare_snapshots, holm_adjust, mann_whitney_u, match_endpoints
+from nvfp4_tui.events import (
+    Event,
+    PhaseFinished,
+    PhaseStarted,
+    RequestFinished,
+    RunStarted,
+)
 from nvfp4_tui.store.reader import open_snapshot
 
 from .builders import endpoint, noisy_run, write_events
@@ -92,4 +100,69 @@ def test_compare_command(runs, capsys) -> None:
     assert any(line.startswith("Beta") and "math" in line for line in marked)
     assert "2 significant changes." in out
     assert main(["compare", str(base), str(shifted), "--format", "markdown"]) == 0
-    assert "| endpoint | suite | c | n A/B |" in capsys.readouterr().out
+    assert "| endpoint | suite | load | n A/B |" in capsys.readouterr().out
+
+
+def _open_loop(events: list[Event]) -> list[Event]:
+    """``events`` as an open-loop run: english at 1 req/s, math at 1 req/s, then english again
+    (where the closed run had its third suite) at 2 req/s."""
+    rates = {0: 1.0, 1: 1.0, 2: 2.0}
+    suites = {0: "english", 1: "math", 2: "english"}
+    out: list[Event] = []
+    for e in events:
+        if isinstance(e, RunStarted):
+            index: dict[str, int] = {}
+            plans = []
+            for p in e.phases:
+                i = index[p.endpoint_id] = index.get(p.endpoint_id, -1) + 1
+                plans.append(replace(p, suite=suites[i], concurrency=0, rate_rps=rates[i]))
+            out.append(replace(e, phases=tuple(plans)))
+        elif isinstance(e, PhaseStarted | PhaseFinished | RequestFinished):
+            out.append(replace(e, suite=suites[e.phase_index], concurrency=0))
+        else:
+            out.append(e)
+    return out
+
+
+def test_open_loop_cells_are_compared_per_rate(tmp_path: Path) -> None:
+    a = write_events(tmp_path, "a", _open_loop(noisy_run("a", seed=1)))
+    b = write_events(tmp_path, "b", _open_loop(noisy_run("b", seed=2)))
+    comparison = compare_snapshots(open_snapshot(a), open_snapshot(b))
+    cells = [(c.endpoint_a, c.suite, c.load.label, c.changes[0].n_a) for c in comparison.cells]
+    assert cells[:3] == [
+        ("a", "english", "1 req/s", 24),
+        ("a", "math", "1 req/s", 24),
+        ("a", "english", "2 req/s", 24),
+    ]
+    assert len(cells) == 9
+
+
+def _verified(events: list[Event], shift: float) -> list[Event]:
+    """The heuristic score moved into ``score_verified`` (plus ``shift`` for Beta's math); the
+    heuristic column flat, so only a comparison of verified scores can see the change."""
+    out: list[Event] = []
+    for e in events:
+        if isinstance(e, RequestFinished):
+            moved = shift if (e.endpoint_id, e.suite) == ("b", "math") else 0.0
+            e = replace(e, score_verified=(e.score_heuristic or 0.0) + moved, score_heuristic=0.5)
+        out.append(e)
+    return out
+
+
+def test_the_compared_score_is_chosen(tmp_path: Path, capsys) -> None:
+    base = write_events(tmp_path, "base", _verified(noisy_run("base", seed=1), 0.0))
+    moved = write_events(tmp_path, "moved", _verified(noisy_run("moved", seed=3), 0.2))
+    a, b = open_snapshot(base), open_snapshot(moved)
+
+    def quality_changes(score: str) -> set[tuple[str, str]]:
+        comparison = compare_snapshots(a, b, score=score)
+        return {
+            (cell.endpoint_a, cell.suite)
+            for cell, change in comparison.significant
+            if change.metric.name == "quality"
+        }
+
+    assert quality_changes("heuristic") == set()
+    assert quality_changes("verified") == {("b", "math")}
+    assert main(["compare", str(base), str(moved), "--score", "verified"]) == 0
+    assert "quality (verified)" in capsys.readouterr().out

@@ -30,6 +30,7 @@ ROW_KEYS = {
     "throughput_tps",
     "errors",
     "suspect",
+    "rate_rps",  # open loop: the phase's planned rate; null for a closed loop
 }
 
 

@@ -231,10 +231,10 @@ def test_phase_rows_and_throughput_per_concurrency(fleet: FleetState) -> None:
     assert rows[2].throughput_tps is None
     assert a.current_phase == PhaseRef("english", 2, 2, T0 + 6)
     finish(fleet, "a", 2, t=T0 + 8.5, requests=4, output_tokens=1000, wall_s=2.5)
-    by_level = a.throughput_by_concurrency()
-    assert [(r.concurrency, r.phases, r.output_tokens, r.wall_s) for r in by_level] == [
-        (1, 2, 900, 6.0),
-        (2, 1, 1000, 2.5),
+    by_level = a.throughput_by_load()
+    assert [(r.load.label, r.phases, r.output_tokens, r.wall_s) for r in by_level] == [
+        ("c=1", 2, 900, 6.0),
+        ("c=2", 1, 1000, 2.5),
     ]
     assert by_level[0].throughput_tps == pytest.approx(150.0)
     assert by_level[1].throughput_tps == pytest.approx(400.0)

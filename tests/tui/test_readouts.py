@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from nvfp4_tui.events import EndpointInfo, PhaseFinished, PhasePlan, RequestFinished, RunStarted
+from nvfp4_tui.events import EndpointInfo, PhasePlan, RequestFinished, RunStarted
+from nvfp4_tui.slo import Load
 from nvfp4_tui.state import FleetState, TpsPoint
 from nvfp4_tui.tui.readouts import (
-    base_concurrency,
+    base_load,
     class_badge,
     decode_bins,
     histogram,
+    load_curves,
     pareto_points,
     quality_table,
     route_by_task,
     short_labels,
     speed_rows,
-    throughput_curves,
 )
 
 T0 = 1_780_000_000.0
@@ -107,7 +108,7 @@ def test_quality_table_marks_the_best_per_suite_at_base_concurrency() -> None:
     run.request("b", "coding", 0.7, 100)
     run.request("a", "coding", 0.99, 100, c=4)  # not at the base concurrency
     table = quality_table(run.state)
-    assert base_concurrency(run.state) == 1
+    assert base_load(run.state) == Load("concurrency", 1)
     assert table.suites == ("math", "coding")
     assert table.best == {"math": frozenset({"a"}), "coding": frozenset({"b"})}
     math_a = table.cell("math", "a")
@@ -163,8 +164,36 @@ def test_route_without_a_ci_takes_only_ties_with_the_best() -> None:
     assert route.endpoint_id == "best"
 
 
-def test_throughput_curves_from_finished_phases() -> None:
-    run = Run(_info("a"), concurrency=(1, 4))
-    for index, (c, tokens, wall_s) in enumerate(((1, 1000, 10.0), (4, 3000, 10.0))):
-        run.state.apply(PhaseFinished(T0 + 20 + index, "a", "math", c, index, 6, 0, tokens, wall_s))
-    assert throughput_curves(run.state) == {"a": [(1, 100.0), (4, 300.0)]}
+def test_load_curves_and_knees_from_the_load_points() -> None:
+    # Phase i at concurrency c: c requests of 100 tokens over 1 s, so c x 100 tok/s; flat from
+    # c=4 on, the knee is c=4. "b" ran c=1 only: one point, no knee.
+    levels = (1, 2, 4, 8)
+    run = Run(_info("a"), _info("b"), concurrency=levels)
+    for index, c in enumerate(levels):
+        for i in range(c):
+            run.state.apply(
+                RequestFinished(
+                    t=T0 + 10 * index,
+                    endpoint_id="a",
+                    suite="math",
+                    prompt_id="p",
+                    concurrency=c,
+                    phase_index=index,
+                    request_index=i,
+                    status="ok",
+                    queue_s=0.0,
+                    ttft_s=0.1,
+                    e2e_s=1.0,
+                    tokens_out=100 * min(c, 4) // c,
+                )
+            )
+    run.request("b", "math", 0.5, 100)
+    a, b = load_curves(run.state)
+    assert [(load.label, tps) for load, tps in a.points] == [
+        ("c=1", pytest.approx(100.0)),
+        ("c=2", pytest.approx(200.0)),
+        ("c=4", pytest.approx(400.0)),
+        ("c=8", pytest.approx(400.0)),
+    ]
+    assert a.knee == Load("concurrency", 4)
+    assert b.endpoint_id == "b" and len(b.points) == 1 and b.knee is None

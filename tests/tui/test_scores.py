@@ -11,14 +11,16 @@ from nvfp4_tui.sources.sample_events import START_T
 from nvfp4_tui.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.app import FleetApp
-from nvfp4_tui.tui.readouts import HEURISTIC, VERIFIED, shown_score
+from nvfp4_tui.tui.readouts import HEURISTIC, JUDGE, VERIFIED, next_score, shown_score
 from nvfp4_tui.tui.sample_app import sample_app, settle
 from nvfp4_tui.tui.screens.detail import REQUEST_COLUMNS
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 
 
-def _request(index: int, *, heuristic: float | None, verified: float | None) -> RequestFinished:
+def _request(
+    index: int, *, heuristic: float | None, verified: float | None, judge: float | None = None
+) -> RequestFinished:
     return RequestFinished(
         t=START_T + index,
         endpoint_id="e",
@@ -35,6 +37,7 @@ def _request(index: int, *, heuristic: float | None, verified: float | None) -> 
         decode_tps=10.0,
         score_heuristic=heuristic,
         score_verified=verified,
+        score_judge=judge,
     )
 
 
@@ -139,3 +142,36 @@ async def test_a_run_without_verified_scores_says_so() -> None:
         await pilot.press("v")
         assert notes == ["This run has no verified scores: showing heuristic ones."]
         assert app.score_name == HEURISTIC
+
+
+def test_v_cycles_through_the_scores_the_run_has() -> None:
+    state = FleetState()
+    state.apply_all(_run(_request(0, heuristic=0.8, verified=0.5)))
+    assert next_score(state, VERIFIED) == HEURISTIC
+    assert next_score(state, HEURISTIC) == VERIFIED  # no judge graded anything: skipped
+    state.apply(_request(1, heuristic=0.8, verified=0.5, judge=0.9))
+    assert [next_score(state, s) for s in (VERIFIED, HEURISTIC, JUDGE)] == [
+        HEURISTIC,
+        JUDGE,
+        VERIFIED,
+    ]
+    heuristic_only = FleetState()
+    heuristic_only.apply_all(_run(_request(0, heuristic=0.8, verified=None)))
+    assert next_score(heuristic_only, HEURISTIC) is None
+
+
+async def test_the_judge_score_is_shown_on_v() -> None:
+    events = _run(*(_request(i, heuristic=0.8, verified=0.5, judge=0.25) for i in range(3)))
+    source = FixedSource(events, linger=True)
+    app = FleetApp(source, clock=lambda: START_T + 5)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        pane = app.screen.query_one(GpuPane)
+        await pilot.press("v", "v")
+        await pilot.pause()
+        assert app.score_name == JUDGE
+        assert pane.border_subtitle == "judge scores"
+        assert _quality(pane) == [0.25]
+        await pilot.press("v")
+        await pilot.pause()
+        assert app.score_name == VERIFIED

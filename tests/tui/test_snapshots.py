@@ -42,7 +42,8 @@ def test_fleet_80x24(snap_compare) -> None:
 
 
 def test_detail_120x36(snap_compare) -> None:
-    """GPU 4 (a reasoning model): charts, recent requests, the latest answer, reasoning folded."""
+    """GPU 4 (a reasoning model): charts, the server's TTFT far below the client's, recent
+    requests, the latest answer, reasoning folded."""
     app, source = sample_app()
     assert snap_compare(
         app, press=["down", "down", "enter"], terminal_size=(120, 36), run_before=_settled(source)
@@ -83,3 +84,14 @@ def test_compare_120x36(snap_compare, tmp_path: Path) -> None:
     b = write_snapshot(tmp_path, "run-b", compare_run("run-b", seed=2, shift=COMPARE_SHIFT)).path
     app = CompareApp(compare_snapshots(open_snapshot(a), open_snapshot(b)))
     assert snap_compare(app, terminal_size=(120, 36))
+
+
+def test_detail_no_server_metrics_120x36(snap_compare) -> None:
+    """GPU 6 serves no /metrics: "no server metrics" where the server's charts would be."""
+    app, source = sample_app()
+    assert snap_compare(
+        app,
+        press=["down", "down", "right", "right", "enter"],
+        terminal_size=(120, 36),
+        run_before=_settled(source),
+    )

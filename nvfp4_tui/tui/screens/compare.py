@@ -1,4 +1,4 @@
-"""CompareScreen: what changed from run A to run B, per endpoint, suite and concurrency, with
+"""CompareScreen: what changed from run A to run B, per endpoint, suite and load level, with
 the significant changes marked as better or worse.
 
 The numbers and the tests come from ``nvfp4_tui.compare`` (Mann-Whitney U per metric and cell,
@@ -168,7 +168,7 @@ class CompareScreen(Screen):
         table.clear(columns=True)
         for label, key in (("endpoint", "endpoint"), ("suite", "suite")):
             table.add_column(label, key=key)
-        table.add_column(Text("c", justify="right"), key="c")
+        table.add_column(Text("load", justify="right"), key="load")
         table.add_column(Text("n A/B", justify="right"), key="n")
         if c.cells:
             for index, change in enumerate(c.cells[0].changes):
@@ -181,7 +181,7 @@ class CompareScreen(Screen):
         for cell in cells:
             table.add_row(*_row(cell, styles))
         shown = "significant changes only" if self.significant_only else "every cell in both runs"
-        table.border_title = f"A → B per endpoint, suite and concurrency · {shown}"
+        table.border_title = f"A → B per endpoint, suite and load · {shown}"
         table.border_subtitle = f"{len(cells)} of {len(c.cells)} cells · s: " + (
             "show all" if self.significant_only else "significant only"
         )
@@ -193,7 +193,7 @@ def _row(cell: CellComparison, styles: CellStyles) -> list[Text]:
     cells = [
         Text(label, style="bold" if moved else ""),
         Text(cell.suite),
-        Text(str(cell.concurrency), justify="right"),
+        Text(cell.load.label, justify="right"),
         Text(cell_n(cell), justify="right", style=styles.muted),
     ]
     for change in cell.changes:

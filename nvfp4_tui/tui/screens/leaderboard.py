@@ -1,8 +1,10 @@
 """LeaderboardScreen: the seed's tables, live — quality per suite, speed against each class,
-throughput scaling — and what they imply: the quality/speed Pareto frontier and a route per task."""
+throughput against load with each endpoint's knee — and what they imply: the quality/speed Pareto
+frontier and a route per task."""
 
 from __future__ import annotations
 
+import math
 import time
 from typing import ClassVar
 
@@ -14,6 +16,7 @@ from textual.content import Content
 from textual.widgets import DataTable, Footer, Static
 from textual_plotext.plot import Plot
 
+from nvfp4_tui.slo import load_axis
 from nvfp4_tui.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles, cell_styles
@@ -21,9 +24,10 @@ from nvfp4_tui.tui.plain_text import one_line
 from nvfp4_tui.tui.readouts import (
     SCORE_LABELS,
     VERIFIED,
-    base_concurrency,
+    base_text,
     capacity_rows,
     class_name,
+    load_curves,
     load_text,
     pareto_points,
     quality_table,
@@ -31,10 +35,10 @@ from nvfp4_tui.tui.readouts import (
     short_labels,
     slo_text,
     speed_rows,
-    throughput_curves,
 )
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, series_hex, series_rgb
+from nvfp4_tui.tui.widgets.vram_table import VramTable
 
 REDRAW_INTERVAL_S = 0.5
 
@@ -63,8 +67,9 @@ class LeaderboardScreen(StateScreen):
             yield DataTable(id="capacity", cursor_type="none")
             yield Static(id="lb-legend")
             with Horizontal(id="lb-charts"):
-                yield Chart("aggregate throughput (tok/s) by concurrency", id="chart-scaling")
+                yield Chart("aggregate throughput (tok/s) vs load", id="chart-scaling")
                 yield Chart("Pareto: quality vs decode tok/s", id="chart-pareto")
+            yield VramTable(id="vram")
         yield Footer()
 
     def action_back(self) -> None:
@@ -90,8 +95,7 @@ class LeaderboardScreen(StateScreen):
         self._drawn_t = time.monotonic()
         labels = short_labels([e.info for e in state.endpoints.values()])
         styles = cell_styles(self.app)
-        concurrency = base_concurrency(state)
-        at = units.DASH if concurrency is None else f"c={concurrency}"
+        at = base_text(state)
         score = SCORE_LABELS.get(score_name, score_name)
         other = "heuristic" if score_name == VERIFIED else "verified"
         self.query_one("#lb-head", Static).update(
@@ -110,8 +114,9 @@ class LeaderboardScreen(StateScreen):
         self._show_speed(state, labels, styles)
         self._show_routes(state, labels, styles, score_name)
         self._show_capacity(state, labels, styles)
+        self.query_one(VramTable).show(state, labels, styles)
         self._show_legend(state, labels)
-        self._show_scaling(state)
+        self._show_scaling(state, labels)
         self._show_pareto(state, labels, score_name)
 
     def _show_quality(
@@ -121,7 +126,7 @@ class LeaderboardScreen(StateScreen):
         q = quality_table(state, score_name)
         score = SCORE_LABELS.get(score_name, score_name)
         table.border_title = (
-            f"Quality ({score}) by suite at c={q.concurrency} · best per row in bold"
+            f"Quality ({score}) by suite at {base_text(state)} · best per row in bold"
         )
         table.clear(columns=True)
         table.add_column(Text("suite"), key="suite")
@@ -148,7 +153,7 @@ class LeaderboardScreen(StateScreen):
     def _show_speed(self, state: FleetState, labels: dict[str, str], styles: CellStyles) -> None:
         table = self.query_one("#speed", DataTable)
         rows, averages = speed_rows(state)
-        table.border_title = f"Speed (tok/s) at c={base_concurrency(state)} vs class average"
+        table.border_title = f"Speed (tok/s) at {base_text(state)} vs class average"
         table.clear(columns=True)
         table.add_column("endpoint", key="endpoint")
         table.add_column("class", key="class")
@@ -246,30 +251,47 @@ class LeaderboardScreen(StateScreen):
         ]
         self.query_one("#lb-legend", Static).update(Content("   ").join(entries))
 
-    def _show_scaling(self, state: FleetState) -> None:
-        curves = throughput_curves(state)
+    def _show_scaling(self, state: FleetState, labels: dict[str, str]) -> None:
+        """Throughput against load per endpoint, the knee of each marked with a diamond. Levels
+        are evenly spaced: a sweep doubles them, which a linear axis would crowd to the left."""
+        curves = load_curves(state)
         order = list(state.endpoints)
+        levels = sorted(
+            {load for curve in curves for load, _ in curve.points}, key=lambda load: load.order
+        )
+        x_of = {load: x for x, load in enumerate(levels, 1)}
+        chart = self.query_one("#chart-scaling", Chart)
+        knees = [f"{labels[c.endpoint_id]} {c.knee.label}" for c in curves if c.knee is not None]
+        chart.border_title = f"aggregate throughput (tok/s) vs {load_axis(levels)}" + (
+            " · ◆ knee" if knees else ""
+        )
+        chart.border_subtitle = "knee: " + " · ".join(knees) if knees else ""
 
         def paint(plt: Plot, colors: ChartColors) -> None:
-            levels = sorted({c for points in curves.values() for c, _ in points})
             top = 0.0
-            for eid, points in curves.items():
-                if not points:
+            for curve in curves:
+                if not curve.points:
                     continue
-                xs, ys = zip(*points, strict=True)
-                color = series_rgb(order.index(eid))
+                xs = [x_of[load] for load, _ in curve.points]
+                ys = [tps for _, tps in curve.points]
+                color = series_rgb(order.index(curve.endpoint_id))
                 plt.plot(xs, ys, marker="braille", color=color)
                 plt.scatter(xs, ys, marker="●", color=color)
-                top = max(top, *ys)
+                top = max([top, *(y for y in ys if math.isfinite(y))])
+            # Knees last, so that no other endpoint's line or dot in the same cell hides one.
+            for curve in curves:
+                if curve.knee is not None:
+                    knee_tps = dict(curve.points)[curve.knee]
+                    color = series_rgb(order.index(curve.endpoint_id))
+                    plt.scatter([x_of[curve.knee]], [knee_tps], marker="◆", color=color)
             if levels:
-                plt.xticks(levels, [f"c={c}" for c in levels])
-                plt.xlim(min(levels) - 0.3, max(levels) + 0.3)
-                plt.ylim(0, top * 1.1)
-            plt.xlabel("concurrency")
+                plt.xticks(list(x_of.values()), [load.label for load in levels])
+                plt.xlim(0.7, len(levels) + 0.3)
+                if top > 0:  # all zero (nothing decoded yet): plotext picks a scale of its own
+                    plt.ylim(0, top * 1.1)
+            plt.xlabel(load_axis(levels))
 
-        self.query_one("#chart-scaling", Chart).draw(
-            tuple((k, tuple(v)) for k, v in curves.items()), paint
-        )
+        chart.draw(tuple(curves), paint)
 
     def _show_pareto(self, state: FleetState, labels: dict[str, str], score_name: str) -> None:
         points = pareto_points(state, score_name)
@@ -277,9 +299,7 @@ class LeaderboardScreen(StateScreen):
         frontier = sorted((p for p in points if p.on_frontier), key=lambda p: p.decode_tps)
         chart = self.query_one("#chart-pareto", Chart)
         score = SCORE_LABELS.get(score_name, score_name)
-        chart.border_title = (
-            f"Pareto: {score} quality vs decode tok/s at c={base_concurrency(state)}"
-        )
+        chart.border_title = f"Pareto: {score} quality vs decode tok/s at {base_text(state)}"
         chart.border_subtitle = (
             "frontier: " + " → ".join(labels[p.endpoint_id] for p in frontier) if frontier else ""
         )
