@@ -663,19 +663,18 @@ def settings_dict(settings: Settings) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = harness.parser(__doc__.splitlines()[0]).parse_args(argv)
     settings = QUICK if args.quick else FULL
-    numbers = run(settings)
-    verdicts = targets(numbers)
     notes = list(NOTES)
     if not _installed("uvloop"):
         notes.append("uvloop is not installed: no uvloop rows (pip install uvloop to compare).")
-    return harness.publish(
+    return harness.measure_and_publish(
         NAME,
         args,
-        settings=settings_dict(settings),
-        numbers=numbers,
-        targets=verdicts,
+        settings,
+        run=run,
+        targets=targets,
+        report=report,
         notes=notes,
-        report=report(numbers),
+        as_json=settings_dict,
     )
 
 

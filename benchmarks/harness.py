@@ -13,6 +13,7 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -273,6 +274,31 @@ def publish(
     )
     print_report([*report, targets_table(targets)], path)
     return 0
+
+
+def measure_and_publish(
+    name: str,
+    args: argparse.Namespace,
+    settings: Any,
+    *,
+    run: Callable[[Any], dict[str, Any]],
+    targets: Callable[[dict[str, Any]], list[Target]],
+    report: Callable[[dict[str, Any]], list[str]],
+    notes: list[str],
+    as_json: Callable[[Any], dict[str, Any]] = asdict,
+) -> int:
+    """Run a benchmark at ``settings``, judge its numbers against its targets, then write and
+    print the result (``publish``)."""
+    numbers = run(settings)
+    return publish(
+        name,
+        args,
+        settings=as_json(settings),
+        numbers=numbers,
+        targets=targets(numbers),
+        notes=notes,
+        report=report(numbers),
+    )
 
 
 def print_report(parts: list[str], path: Path | None = None) -> None:

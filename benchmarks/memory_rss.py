@@ -17,7 +17,7 @@ import contextlib
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -219,16 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     settings = QUICK if args.quick else FULL
     if args.minutes:
         settings = replace(settings, duration_s=args.minutes * 60)
-    numbers = {**run(settings), "time_scale": settings.time_scale}
-    verdicts = targets(numbers)
-    return harness.publish(
+    return harness.measure_and_publish(
         NAME,
         args,
-        settings=asdict(settings),
-        numbers=numbers,
-        targets=verdicts,
+        settings,
+        run=lambda s: {**run(s), "time_scale": s.time_scale},
+        targets=targets,
+        report=report,
         notes=NOTES,
-        report=report(numbers),
     )
 
 

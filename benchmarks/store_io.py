@@ -572,16 +572,15 @@ NOTES = [
 def main(argv: list[str] | None = None) -> int:
     args = harness.parser(__doc__.splitlines()[0]).parse_args(argv)
     settings = QUICK if args.quick else FULL
-    numbers = run(settings)
-    verdicts = targets(numbers)
-    return harness.publish(
+    return harness.measure_and_publish(
         NAME,
         args,
-        settings={**asdict(settings), "flush_rows": WRITER_FLUSH_ROWS},
-        numbers=numbers,
-        targets=verdicts,
+        settings,
+        run=run,
+        targets=targets,
+        report=report,
         notes=NOTES,
-        report=report(numbers),
+        as_json=lambda s: {**asdict(s), "flush_rows": WRITER_FLUSH_ROWS},
     )
 
 

@@ -23,7 +23,7 @@ import tempfile
 import termios
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -347,16 +347,14 @@ NOTES = [
 def main(argv: list[str] | None = None) -> int:
     args = harness.parser(__doc__.splitlines()[0]).parse_args(argv)
     settings = QUICK if args.quick else FULL
-    numbers = run(settings)
-    verdicts = targets(numbers)
-    return harness.publish(
+    return harness.measure_and_publish(
         NAME,
         args,
-        settings=asdict(settings),
-        numbers=numbers,
-        targets=verdicts,
+        settings,
+        run=run,
+        targets=targets,
+        report=report,
         notes=NOTES,
-        report=report(numbers),
     )
 
 
