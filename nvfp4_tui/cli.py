@@ -69,6 +69,11 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
     bound.add_argument("--requests", type=int, help="requests per prompt per phase")
     bound.add_argument("--duration", type=float, help="seconds per phase instead of a count")
     p.add_argument("--headless", action="store_true", help="no UI: progress lines and a summary")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="with --headless: every pane's figures as one JSON object per endpoint per second",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,7 +139,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     profile = _load_profile(args)
     from nvfp4_tui.launch import run_profile
 
-    return run_profile(profile, args.out, headless=args.headless)
+    return run_profile(profile, args.out, headless=args.headless, json_lines=args.json)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -147,6 +152,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         headless=args.headless,
         time_scale=args.time_scale,
         gpu_telemetry=args.gpu_telemetry,
+        json_lines=args.json,
     )
 
 
@@ -196,6 +202,11 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="no UI: progress lines, then the summary; exit 0 complete, 1 aborted",
     )
+    follow.add_argument(
+        "--json",
+        action="store_true",
+        help="with --headless: every pane's figures as one JSON object per endpoint per second",
+    )
 
     export = sub.add_parser("export", help="write a snapshot as Parquet, CSV, JSON or Markdown")
     export.add_argument("snapshot", type=Path)
@@ -218,9 +229,10 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("--format", default="text", choices=("text", "markdown"))
     compare.add_argument(
         "--score",
-        default="heuristic",
+        default=None,
         choices=("heuristic", "verified", "judge"),
-        help="the quality score compared (default: heuristic)",
+        help="the quality score compared (default: verified, or heuristic when a run has no "
+        "verified scores)",
     )
     compare.add_argument(
         "--ui", action="store_true", help="show the comparison in the monitor instead of printing"
@@ -269,13 +281,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return _snapshot_errors_are_usage(replay)
 
 
-async def _follow_headless(source) -> None:
-    from nvfp4_tui.launch import PhasePrinter
+async def _follow_headless(source, json_lines: bool) -> None:
+    import asyncio
 
-    printer = PhasePrinter()
-    async for batch in source.batches():
-        for event in batch:
-            printer(event)
+    from nvfp4_tui.launch import PhasePrinter
+    from nvfp4_tui.pane_json import PaneJsonLines
+
+    panes = PaneJsonLines() if json_lines else None
+    printer = panes if panes is not None else PhasePrinter()
+    ticker = asyncio.create_task(panes.print_every()) if panes is not None else None
+    try:
+        async for batch in source.batches():
+            for event in batch:
+                printer(event)
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+    if panes is not None:
+        panes.print_now()
 
 
 def cmd_follow(args: argparse.Namespace) -> int:
@@ -295,10 +318,12 @@ def cmd_follow(args: argparse.Namespace) -> int:
         source = FollowSource(path)
         if not args.headless:
             return _run_source_ui(source, f"follow {manifest['run_id']}")
-        print(f"following {path} (run {manifest['status']})", flush=True)
-        asyncio.run(_follow_headless(source))
-        print(render(path, detail=False))
-        print(f"run {source.status}; snapshot: {path}")
+        human = sys.stderr if args.json else sys.stdout
+        print(f"following {path} (run {manifest['status']})", file=human, flush=True)
+        asyncio.run(_follow_headless(source, args.json))
+        if not args.json:
+            print(render(path, detail=False))
+        print(f"run {source.status}; snapshot: {path}", file=human)
         return 0 if source.status == "complete" else 1
 
     return _snapshot_errors_are_usage(follow)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from nvfp4_tui.events import EndpointInfo
+from nvfp4_tui.figures.scores import HEURISTIC, SCORE_LABELS, VERIFIED
 from nvfp4_tui.report import endpoints_of, plan_rates, with_rates
 from nvfp4_tui.slo import Load
 from nvfp4_tui.store.reader import Snapshot
@@ -40,11 +41,11 @@ class Metric:
 SCORES = ("heuristic", "verified", "judge")
 
 
-def metrics_for(score: str = "heuristic") -> tuple[Metric, ...]:
+def metrics_for(score: str = SCORE_LABELS[VERIFIED]) -> tuple[Metric, ...]:
     """The compared metrics, quality read from the ``score_<score>`` column."""
     if score not in SCORES:
         raise ValueError(f"score must be one of {list(SCORES)}, got {score!r}")
-    label = "quality" if score == "heuristic" else f"quality ({score})"
+    label = f"quality ({score}, mean)"
     return (
         Metric("quality", f"score_{score}", "mean", label, ".3f"),
         Metric("decode_tps", "decode_tps", "mean", "decode tok/s", ".1f"),
@@ -219,11 +220,25 @@ def _change(metric: Metric, a: list[float], b: list[float]) -> MetricChange:
     )
 
 
+def default_score(*snapshots: Snapshot) -> str:
+    """The score compared when none is asked for: the default everywhere (verified), unless a
+    run has no verified scores (an imported or older one), when both compare on the heuristic."""
+
+    def has(snapshot: Snapshot, column: str) -> bool:
+        requests = snapshot.requests()
+        return column in requests.columns and requests.get_column(column).is_not_null().any()
+
+    def verified(snapshot: Snapshot) -> bool:
+        return has(snapshot, VERIFIED) or not has(snapshot, HEURISTIC)
+
+    return SCORE_LABELS[VERIFIED if all(verified(s) for s in snapshots) else HEURISTIC]
+
+
 def compare_snapshots(
-    a: Snapshot, b: Snapshot, *, alpha: float = DEFAULT_ALPHA, score: str = "heuristic"
+    a: Snapshot, b: Snapshot, *, alpha: float = DEFAULT_ALPHA, score: str | None = None
 ) -> Comparison:
     """Every cell present in both runs, each metric tested; Holm-adjusted over all tests."""
-    metrics = metrics_for(score)
+    metrics = metrics_for(score or default_score(a, b))
     pairs, only_a, only_b = match_endpoints(_endpoints(a), _endpoints(b))
     samples_a, samples_b = _samples(a, metrics), _samples(b, metrics)
     cells: list[CellComparison] = []

@@ -100,6 +100,10 @@ class PhaseFinished:
     # Seconds (summed over the phase's senders) that sends waited for answer verification to
     # catch up (runner.VERIFY_BACKLOG): while they wait, fewer than N requests are in flight.
     verify_wait_s: float = 0.0
+    # Closed loop: seconds of ``wall_s`` with all ``concurrency`` requests in flight, as the
+    # runner counted them. A short phase's last wave runs with fewer, and its throughput is no
+    # capacity figure; None in snapshots recorded before it was counted.
+    full_load_s: float | None = None
 
     @property
     def throughput_tps(self) -> float | None:
@@ -166,6 +170,11 @@ class TokenProgress:
     endpoint_id: str
     in_flight: int
     tokens_per_s: float  # generated tokens per second across the in-flight streams, last window
+    # In the same window: tokens that came after each stream's first generated chunk, and the
+    # stream-seconds spent decoding them. Their ratio is the per-stream decode rate, steady
+    # while streams start and end inside the window.
+    decode_tokens: int = 0
+    decode_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.events import EndpointStatus, Event, PhaseFinished, PhasePlan, RunStarted
+from nvfp4_tui.pane_json import PaneJsonLines
 from nvfp4_tui.profile import Profile, with_urls
 from nvfp4_tui.slo import Load, run_plans
 from nvfp4_tui.suites import load_suites
@@ -75,7 +76,7 @@ class PhasePrinter:
         )
 
 
-async def _run_session(session: Session) -> str:
+async def _run_session(session: Session, panes: PaneJsonLines | None = None) -> str:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -83,11 +84,16 @@ async def _run_session(session: Session) -> str:
     stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     for sig in stops:
         loop.add_signal_handler(sig, task.cancel)
+    printer = asyncio.create_task(panes.print_every()) if panes is not None else None
     try:
         result = await session.run()
     finally:
+        if printer is not None:
+            printer.cancel()
         for sig in stops:
             loop.remove_signal_handler(sig)
+    if panes is not None:
+        panes.print_now()  # the final figures, once every phase is over
     return result.status
 
 
@@ -96,32 +102,41 @@ def run_headless(
     out_root: Path,
     gpu_sources: Sequence[GpuSource],
     messages: Sequence[str] = (),
+    *,
+    json_lines: bool = False,
 ) -> int:
+    """Run without a UI: a line per finished phase and the report on stdout, or with
+    ``json_lines`` only the panes' figures (``pane_json``), everything else on stderr."""
     from nvfp4_tui.report import print_summary
 
     suites = load_suites(profile.suites_dir, profile.run.suites)
+    panes = PaneJsonLines() if json_lines else None
     session = Session(
         profile,
         suites,
         out_root,
-        subscribers=[PhasePrinter()],
+        subscribers=[panes if panes is not None else PhasePrinter()],
         gpu_sources=gpu_sources,
         on_message=lambda m: print(m, file=sys.stderr, flush=True),
     )
     session.open()
     for message in messages:
         print(message, file=sys.stderr)
-    print(f"snapshot: {session.snapshot_path}", flush=True)
-    status = asyncio.run(_run_session(session))
-    print_summary(session.snapshot_path)
-    print(f"run {status}; snapshot: {session.snapshot_path}")
+    human = sys.stderr if json_lines else sys.stdout
+    print(f"snapshot: {session.snapshot_path}", file=human, flush=True)
+    status = asyncio.run(_run_session(session, panes))
+    if not json_lines:
+        print_summary(session.snapshot_path)
+    print(f"run {status}; snapshot: {session.snapshot_path}", file=human)
     return 0 if status == "complete" else 130
 
 
-def run_profile(profile: Profile, out_root: Path, *, headless: bool) -> int:
+def run_profile(
+    profile: Profile, out_root: Path, *, headless: bool, json_lines: bool = False
+) -> int:
     if headless:
         profile, sources, messages = telemetry_for_run(profile)
-        return run_headless(profile, out_root, sources, messages)
+        return run_headless(profile, out_root, sources, messages, json_lines=json_lines)
     from nvfp4_tui.tui.launch import run_with_ui
 
     return run_with_ui(profile, out_root)
@@ -134,6 +149,7 @@ def run_demo(
     headless: bool,
     time_scale: float,
     gpu_telemetry: str,
+    json_lines: bool = False,
 ) -> int:
     from nvfp4_tui.sim.process import SimProcess
 
@@ -141,7 +157,7 @@ def run_demo(
         live = with_urls(profile, sim.urls)
         if headless:
             live, sources, messages = telemetry_for_run(live, gpu_telemetry)
-            return run_headless(live, out_root, sources, messages)
+            return run_headless(live, out_root, sources, messages, json_lines=json_lines)
         from nvfp4_tui.tui.launch import run_with_ui
 
         return run_with_ui(live, out_root, gpu_telemetry=gpu_telemetry)

@@ -1,16 +1,15 @@
-"""The leaderboard of a snapshot as rows and as the seed's tables (text, markdown or JSON).
+"""The report of a snapshot: the seed's tables (text, markdown or JSON), from the one
+leaderboard (``nvfp4_tui.figures``) that the live screens read too.
 
-Rows a legacy script recorded with 0 output tokens and no error (its silent HTTP failures) are
-imported as ``status="error"``, ``error_kind="suspect"``: they are counted in ``suspect``, apart
-from real errors, and never averaged as zero scores.
+Every table names the quality score it shows (verified by default, heuristic for a run without
+verified scores) and whether a figure is a mean or a median.
 """
 
 from __future__ import annotations
 
 import bisect
 import json
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -18,6 +17,22 @@ import plotext as plt
 import polars as pl
 
 from nvfp4_tui.events import EndpointInfo, Event, PhaseFinished, RunStarted
+from nvfp4_tui.figures.board import (
+    Board,
+    quality_table,
+    route_by_task,
+    speed_rows,
+)
+from nvfp4_tui.figures.leaderboard import (
+    REQUEST_COLUMNS,
+    STEADY_SHARE,
+    LeaderboardFold,
+    LeaderRow,
+    LevelRow,
+    PhaseFacts,
+    RequestFacts,
+)
+from nvfp4_tui.figures.scores import score_label
 from nvfp4_tui.slo import (
     CapacityRow,
     Load,
@@ -26,7 +41,6 @@ from nvfp4_tui.slo import (
     load_axis,
     run_plans,
 )
-from nvfp4_tui.store.legacy import SUSPECT_ERROR_KIND
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 from nvfp4_tui.tables import format_table
 
@@ -35,30 +49,10 @@ CHART_WIDTH = 72
 CHART_HEIGHT = 18
 # One marker per endpoint: the chart must read without colour in a CI log.
 CHART_MARKERS = "o+x*#@%&$=~^"
+# After a throughput figure whose level never held its concurrency (figures.leaderboard).
+NOT_STEADY_MARK = "*"
 
 Table = tuple[str, list[str], list[list[str]]]  # title, headers, rows
-
-
-@dataclass(frozen=True)
-class LeaderboardRow:
-    """One endpoint x suite x load level cell of the leaderboard (stable keys for `--format json`)."""
-
-    endpoint: str
-    suite: str
-    concurrency: int
-    n: int
-    quality_mean: float | None
-    e2e_tps_mean: float | None
-    decode_tps_mean: float | None
-    ttft_p50_s: float | None
-    throughput_tps: float | None
-    errors: int
-    suspect: int = 0  # rows a legacy script recorded as 0 tokens without an error
-    rate_rps: float | None = None  # open loop: requests/s, ``concurrency`` then only caps (0: none)
-
-    @property
-    def load(self) -> Load:
-        return Load.of(self.concurrency, self.rate_rps)
 
 
 @dataclass(frozen=True)
@@ -89,109 +83,99 @@ def plan_rates(events: Sequence[Event]) -> PlanRates:
     return PlanRates(tuple(starts), rates)
 
 
-def _phase_load(e: PhaseFinished, rates: PlanRates) -> Load:
-    return Load.of(e.concurrency, rates.rate(e.t, e.endpoint_id, e.phase_index))
-
-
-def _phase_throughput(events: Sequence[Event]) -> dict[tuple[str, str, Load], float]:
-    """Output tokens over wall time of the finished phases, by endpoint, suite and load level."""
-    rates = plan_rates(events)
-    tokens: dict[tuple[str, str, Load], float] = defaultdict(float)
-    wall: dict[tuple[str, str, Load], float] = defaultdict(float)
-    for e in events:
-        if isinstance(e, PhaseFinished):
-            key = (e.endpoint_id, e.suite, _phase_load(e, rates))
-            tokens[key] += e.output_tokens
-            wall[key] += e.wall_s
-    return {k: tokens[k] / wall[k] for k in tokens if wall[k] > 0}
+def _phase_key(run: int, phase_index: int) -> str:
+    # A snapshot written to twice holds two runs whose phase indexes start over.
+    return f"{run}:{phase_index}"
 
 
 def with_rates(requests: pl.DataFrame, rates: PlanRates) -> pl.DataFrame:
-    """The requests with their phase's planned ``rate_rps`` (null: closed loop)."""
-    if not rates.rates:
-        return requests.with_columns(rate_rps=pl.lit(None, dtype=pl.Float64))
+    """The requests with their phase's planned ``rate_rps`` (null: closed loop) and ``run`` (the
+    run of the snapshot they belong to, 0 for the first)."""
     if len(rates.starts) > 1:
         starts = pl.Series(rates.starts, dtype=pl.Float64)
         run = (starts.search_sorted(requests.get_column("t"), side="right") - 1).clip(0)
     else:
         run = pl.repeat(0, requests.height, dtype=pl.Int64, eager=True)
+    keyed = requests.with_columns(run=run.cast(pl.Int64))
+    if not rates.rates:
+        return keyed.with_columns(rate_rps=pl.lit(None, dtype=pl.Float64))
     plan = pl.DataFrame(
         {
-            "_run": [r for r, _, _ in rates.rates],
+            "run": [r for r, _, _ in rates.rates],
             "endpoint_id": [endpoint for _, endpoint, _ in rates.rates],
             "phase_index": [index for _, _, index in rates.rates],
             "rate_rps": list(rates.rates.values()),
         },
         schema={
-            "_run": pl.Int64,
+            "run": pl.Int64,
             "endpoint_id": requests.schema["endpoint_id"],
             "phase_index": requests.schema["phase_index"],
             "rate_rps": pl.Float64,
         },
     )
-    keyed = requests.with_columns(_run=run.cast(pl.Int64))
-    return keyed.join(plan, on=["_run", "endpoint_id", "phase_index"], how="left").drop("_run")
+    return keyed.join(plan, on=["run", "endpoint_id", "phase_index"], how="left")
 
 
-def leaderboard_rows(requests: pl.DataFrame, events: Sequence[Event]) -> list[LeaderboardRow]:
-    """Per endpoint, suite and load level: quality, speed, TTFT, throughput and error counts.
-
-    Rows come by endpoint (in the run's order), then load level (closed loop by concurrency,
-    then open loop by rate), then suite in plan order.
-    """
-    if requests.is_empty():
-        return []
-    suspect = (pl.col("status") == "error") & (pl.col("error_kind") == SUSPECT_ERROR_KIND)
-    ok = pl.col("status") != "error"
-    timed = ok & ~pl.col("trimmed").fill_null(False)  # warm-up and cool-down rows are not timed
-    levels = with_rates(requests, plan_rates(events))
-    grouped = levels.group_by("endpoint_id", "suite", "concurrency", "rate_rps").agg(
-        n=ok.sum(),
-        quality_mean=pl.col("score_heuristic").filter(ok).mean(),
-        e2e_tps_mean=pl.col("e2e_tps").filter(timed).mean(),
-        decode_tps_mean=pl.col("decode_tps").filter(timed).mean(),
-        ttft_p50_s=pl.col("ttft_s").filter(timed).median(),
-        errors=((pl.col("status") == "error") & ~suspect.fill_null(False)).sum(),
-        suspect=suspect.fill_null(False).sum(),
-    )
-    throughput = _phase_throughput(events)
-    endpoint_order = {e.id: i for i, e in enumerate(endpoints_of(events))}
-    suite_order = {suite: i for i, suite in enumerate(_plan_suites(events, requests))}
-    rows = [
-        LeaderboardRow(
-            endpoint=r["endpoint_id"],
-            suite=r["suite"],
-            concurrency=r["concurrency"],
-            rate_rps=r["rate_rps"],
-            n=r["n"],
-            quality_mean=r["quality_mean"],
-            e2e_tps_mean=r["e2e_tps_mean"],
-            decode_tps_mean=r["decode_tps_mean"],
-            ttft_p50_s=r["ttft_p50_s"],
-            throughput_tps=throughput.get(
-                (r["endpoint_id"], r["suite"], Load.of(r["concurrency"], r["rate_rps"]))
-            ),
-            errors=r["errors"],
-            suspect=r["suspect"],
+def fold_snapshot(requests: pl.DataFrame, events: Sequence[Event]) -> LeaderboardFold:
+    """The leaderboard fold of a snapshot's request rows and its finished phases."""
+    rates = plan_rates(events)
+    fold = LeaderboardFold()
+    if not requests.is_empty():
+        frame = with_rates(requests, rates).with_columns(
+            phase=pl.format("{}:{}", pl.col("run"), pl.col("phase_index"))
         )
-        for r in grouped.iter_rows(named=True)
-    ]
-    return sorted(
-        rows,
-        key=lambda r: (
-            endpoint_order.get(r.endpoint, len(endpoint_order)),
-            r.endpoint,
-            r.load.order,
-            r.concurrency,
-            suite_order[r.suite],
-        ),
+        columns = [
+            pl.col(c) if c in frame.columns else pl.lit(None).alias(c)
+            for c in (*REQUEST_COLUMNS[:3], "rate_rps", "phase", *REQUEST_COLUMNS[3:])
+        ]
+        for row in frame.select(columns).iter_rows():
+            fold.add_request(RequestFacts(*row))
+    for e in events:
+        if isinstance(e, PhaseFinished):
+            run = rates.run_at(e.t)
+            fold.add_phase(
+                PhaseFacts(
+                    e.endpoint_id,
+                    e.suite,
+                    e.concurrency,
+                    rates.rates.get((run, e.endpoint_id, e.phase_index)),
+                    _phase_key(run, e.phase_index),
+                    e.output_tokens,
+                    e.wall_s,
+                    e.full_load_s,
+                )
+            )
+    return fold
+
+
+def board_of(requests: pl.DataFrame, events: Sequence[Event]) -> Board:
+    """The leaderboard of a snapshot: rows by endpoint (in the run's order), load level (closed
+    loop by concurrency, then open loop by rate), then suite in plan order."""
+    fold = fold_snapshot(requests, events)
+    endpoints = endpoints_of(events)
+    order = [e.id for e in endpoints]
+    planned = [p for e in events if isinstance(e, RunStarted) for p in e.phases]
+    return Board(
+        endpoints=endpoints,
+        rows=fold.rows(order, _plan_suites(events, requests)),
+        levels=fold.levels(order),
+        planned_loads=tuple(dict.fromkeys(Load.of_plan(p) for p in planned)),
     )
+
+
+def leaderboard_rows(requests: pl.DataFrame, events: Sequence[Event]) -> tuple[LeaderRow, ...]:
+    return board_of(requests, events).rows
 
 
 def _plan_suites(events: Sequence[Event], requests: pl.DataFrame) -> list[str]:
     """Suites in the order the run planned them, then any seen only in the requests."""
     planned = [p.suite for e in events if isinstance(e, RunStarted) for p in e.phases]
-    return list(dict.fromkeys([*planned, *requests.get_column("suite").to_list()]))
+    seen = (
+        requests.get_column("suite").unique(maintain_order=True).to_list()
+        if requests.height
+        else []
+    )
+    return list(dict.fromkeys([*planned, *seen]))
 
 
 def endpoints_of(events: Sequence[Event]) -> tuple[EndpointInfo, ...]:
@@ -205,122 +189,163 @@ def _fmt(value: float | None, spec: str) -> str:
     return "—" if value is None else format(value, spec)
 
 
-def _level_order(levels: Iterable[Load]) -> list[Load]:
-    return sorted(set(levels), key=lambda load: load.order)
-
-
-def _at(load: Load) -> str:
+def _at(load: Load | None) -> str:
     """A table title's load level: ``concurrency 1`` (the seed's words) or ``2 req/s``."""
+    if load is None:
+        return "no load level"
     return f"concurrency {load.value:g}" if load.kind == "concurrency" else load.label
 
 
-def summary_tables(
-    rows: Sequence[LeaderboardRow], endpoints: Sequence[EndpointInfo], events: Sequence[Event]
-) -> list[Table]:
+def _interval(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"{low:.2f}–{high:.2f}"
+
+
+def summary_tables(board: Board, score_name: str) -> list[Table]:
     """The seed's tables: quality at the lowest load (c=1), speed vs class, aggregate throughput
-    per load level, errors."""
-    labels = {e.id: e.label for e in endpoints}
-    ids = [e.id for e in endpoints] or sorted({r.endpoint for r in rows})
-    base = min((r.load for r in rows), key=lambda load: load.order, default=Load("concurrency", 1))
-    at_base = {(r.endpoint, r.suite): r for r in rows if r.load == base}
-    suites = list(dict.fromkeys(r.suite for r in rows))
+    per load level, requests; then the route per task."""
+    labels = {e.id: e.label for e in board.endpoints}
+    ids = board.endpoint_ids
+    score = score_label(score_name)
     tables: list[Table] = []
 
-    quality = [
-        [suite, *(_fmt(getattr(at_base.get((i, suite)), "quality_mean", None), ".2f") for i in ids)]
-        for suite in suites
-    ]
-    tables.append((f"Quality ({_at(base)})", ["suite", *(labels.get(i, i) for i in ids)], quality))
-
-    speed_rows = []
-    decode = {
-        i: _mean([r.decode_tps_mean for r in rows if r.endpoint == i and r.load == base])
-        for i in ids
-    }
-    e2e = {
-        i: _mean([r.e2e_tps_mean for r in rows if r.endpoint == i and r.load == base]) for i in ids
-    }
-    classes = {e.id: e.model_class for e in endpoints}
-    class_mean = {
-        c: _mean([decode[i] for i in ids if classes.get(i) == c]) for c in set(classes.values())
-    }
-    for i in ids:
-        mean = class_mean.get(classes.get(i, ""))
-        rel = f"{(decode[i] / mean - 1) * 100:+.0f}%" if decode[i] and mean else "—"
-        speed_rows.append(
+    quality = quality_table(board, score_name)
+    tables.append(
+        (
+            f"Quality ({score} score, mean per suite, {_at(quality.load)})",
+            ["suite", *(labels.get(i, i) for i in ids)],
             [
-                labels.get(i, i),
-                classes.get(i, "—"),
-                _fmt(decode[i], ".1f"),
-                _fmt(e2e[i], ".1f"),
-                rel,
+                [suite, *(_fmt(getattr(quality.cell(suite, i), "mean", None), ".2f") for i in ids)]
+                for suite in quality.suites
+            ],
+        )
+    )
+
+    speeds, averages = speed_rows(board)
+    speed_body = []
+    for row in speeds:
+        mean = averages.get(row.model_class)
+        rel = row.vs_class.get(row.model_class)
+        speed_body.append(
+            [
+                labels.get(row.endpoint_id, row.endpoint_id),
+                row.model_class or "—",
+                _fmt(row.decode_tps, ".1f"),
+                _fmt(row.e2e_tps, ".1f"),
+                f"{(rel - 1) * 100:+.0f}%" if rel is not None and mean else "—",
             ]
         )
     tables.append(
         (
-            f"Speed ({_at(base)})",
+            f"Speed (mean per request, {_at(board.base_load)})",
             ["endpoint", "class", "decode tok/s", "e2e tok/s", "vs class avg"],
-            speed_rows,
+            speed_body,
         )
     )
 
-    levels = _level_order(r.load for r in rows)
-    phase_tps = _throughput_by_level(events)
+    levels = board.level_loads()
+    by_level = board.throughput()
     tables.append(
         (
-            "Aggregate throughput (tok/s, output tokens / phase wall time)",
+            "Aggregate throughput (tok/s, output tokens / phase wall time; "
+            f"{NOT_STEADY_MARK} held its concurrency < {STEADY_SHARE:.0%} of the time)",
             ["endpoint", *(load.label for load in levels)],
             [
-                [labels.get(i, i), *(_fmt(phase_tps.get((i, load)), ".1f") for load in levels)]
+                [labels.get(i, i), *(_level_cell(by_level.get((i, load))) for load in levels)]
                 for i in ids
             ],
         )
     )
 
-    error_rows = []
-    for i in ids:
-        mine = [r for r in rows if r.endpoint == i]
-        error_rows.append(
+    tables.append(
+        (
+            "Requests",
+            ["endpoint", "ok", "incomplete", "errors", "suspect"],
             [
-                labels.get(i, i),
-                str(sum(r.n for r in mine)),
-                str(sum(r.errors for r in mine)),
-                str(sum(r.suspect for r in mine)),
-            ]
+                [
+                    labels.get(i, i),
+                    *(
+                        str(sum(getattr(r, field) for r in board.rows if r.endpoint == i))
+                        for field in ("ok", "incomplete", "errors", "suspect")
+                    ),
+                ]
+                for i in ids
+            ],
         )
-    tables.append(("Requests", ["endpoint", "ok", "errors", "suspect"], error_rows))
+    )
+
+    routes = route_by_task(board, score_name)
+    if routes:
+        tables.append(
+            (
+                f"Route by task ({score} score: the fastest endpoint within the best one's 95% "
+                f"interval, {_at(quality.load)})",
+                ["suite", "route to", "quality", "decode tok/s", "best", "best 95% interval"],
+                [
+                    [
+                        route.suite,
+                        f"too few answers (n={route.min_n})",
+                        "—",
+                        "—",
+                        "—",
+                        "—",
+                    ]
+                    if route.endpoint_id is None
+                    else [
+                        route.suite,
+                        labels.get(route.endpoint_id, route.endpoint_id),
+                        _fmt(route.quality, ".2f"),
+                        _fmt(route.decode_tps, ".1f"),
+                        labels.get(route.best_id or "", route.best_id or "—"),
+                        _interval(*(route.best_ci95 or (None, None))),
+                    ]
+                    for route in routes
+                ],
+            )
+        )
     return tables
 
 
-def leaderboard_table(rows: Sequence[LeaderboardRow], endpoints: Sequence[EndpointInfo]) -> Table:
+def _level_cell(level: LevelRow | None) -> str:
+    if level is None:
+        return "—"
+    mark = NOT_STEADY_MARK if level.steady is False else ""
+    return _fmt(level.throughput_tps, ".1f") + mark
+
+
+def leaderboard_table(board: Board, score_name: str) -> Table:
     """Every cell of the leaderboard, one line each."""
-    labels = {e.id: e.label for e in endpoints}
+    labels = {e.id: e.label for e in board.endpoints}
     body = [
         [
             labels.get(r.endpoint, r.endpoint),
             r.suite,
             r.load.label,
             str(r.n),
-            _fmt(r.quality_mean, ".3f"),
-            _fmt(r.decode_tps_mean, ".1f"),
-            _fmt(r.e2e_tps_mean, ".1f"),
+            _fmt(r.score(score_name).mean, ".3f"),
+            _interval(r.score(score_name).ci95_low, r.score(score_name).ci95_high),
+            _fmt(r.decode_tps.mean, ".1f"),
+            _fmt(r.e2e_tps.mean, ".1f"),
             _fmt(r.ttft_p50_s, ".3f"),
             _fmt(r.throughput_tps, ".1f"),
+            _fmt(None if r.full_load_share is None else r.full_load_share * 100, ".0f"),
             str(r.errors),
             str(r.suspect),
         ]
-        for r in rows
+        for r in board.rows
     ]
+    score = score_label(score_name)
     headers = [
         "endpoint",
         "suite",
         "load",
         "n",
-        "quality",
-        "decode tok/s",
-        "e2e tok/s",
+        f"{score} mean",
+        "95% interval",
+        "decode tok/s mean",
+        "e2e tok/s mean",
         "TTFT p50 s",
         "agg tok/s",
+        "full load %",
         "errors",
         "suspect",
     ]
@@ -364,23 +389,22 @@ def vram_table(gpu: pl.DataFrame, endpoints: Sequence[EndpointInfo]) -> Table | 
     return ("VRAM used (MiB)", headers, body)
 
 
-def throughput_chart(events: Sequence[Event], endpoints: Sequence[EndpointInfo]) -> str | None:
+def throughput_chart(board: Board) -> str | None:
     """Aggregate throughput against load, one line per endpoint, as plain text. Load levels are
     evenly spaced: a sweep doubles them, which a linear axis would crowd into its left edge."""
-    phase_tps = _throughput_by_level(events)
-    if not phase_tps:
+    by_level = board.throughput()
+    if not by_level:
         return None
-    levels = _level_order(load for _, load in phase_tps)
-    ids = [e.id for e in endpoints] or sorted({i for i, _ in phase_tps})
-    labels = {e.id: e.label for e in endpoints}
+    levels = board.level_loads()
+    labels = {e.id: e.label for e in board.endpoints}
     plt.clear_figure()
     plt.theme("clear")
     plt.plotsize(CHART_WIDTH, CHART_HEIGHT)
-    for n, endpoint_id in enumerate(ids):
+    for n, endpoint_id in enumerate(board.endpoint_ids):
         points = [
-            (x, phase_tps[(endpoint_id, load)])
+            (x, tps)
             for x, load in enumerate(levels, 1)
-            if (endpoint_id, load) in phase_tps
+            if (row := by_level.get((endpoint_id, load))) and (tps := row.throughput_tps)
         ]
         if not points:
             continue
@@ -396,60 +420,51 @@ def throughput_chart(events: Sequence[Event], endpoints: Sequence[EndpointInfo])
     return "\n".join(line.rstrip() for line in text.splitlines())
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
+def snapshot_board(snapshot: Snapshot) -> Board:
+    return board_of(snapshot.requests(), snapshot.report_events())
 
 
-def _throughput_by_level(events: Sequence[Event]) -> dict[tuple[str, Load], float]:
-    """Output tokens over wall time of the finished phases, by endpoint and load level."""
-    rates = plan_rates(events)
-    tokens: dict[tuple[str, Load], float] = defaultdict(float)
-    wall: dict[tuple[str, Load], float] = defaultdict(float)
-    for e in events:
-        if isinstance(e, PhaseFinished):
-            key = (e.endpoint_id, _phase_load(e, rates))
-            tokens[key] += e.output_tokens
-            wall[key] += e.wall_s
-    return {k: tokens[k] / wall[k] for k in tokens if wall[k] > 0}
-
-
-def snapshot_rows(snapshot: Snapshot) -> list[LeaderboardRow]:
-    return leaderboard_rows(snapshot.requests(), snapshot.report_events())
-
-
-def report_tables(snapshot: Snapshot, *, detail: bool = True) -> list[Table]:
+def report_tables(
+    snapshot: Snapshot, *, detail: bool = True, score_name: str | None = None
+) -> list[Table]:
     """The seed's tables, then (with ``detail``) the VRAM table and the full leaderboard."""
     events = snapshot.report_events()
-    rows = leaderboard_rows(snapshot.requests(), events)
-    endpoints = endpoints_of(events)
-    tables = summary_tables(rows, endpoints, events)
+    board = board_of(snapshot.requests(), events)
+    score = board.shown_score(score_name)
+    tables = summary_tables(board, score)
     capacity = capacity_rows(events)
     if capacity:
-        tables.append(capacity_table(capacity, endpoints))
+        tables.append(capacity_table(capacity, board.endpoints))
     if detail:
-        vram = vram_table(snapshot.gpu(), endpoints)
+        vram = vram_table(snapshot.gpu(), board.endpoints)
         if vram is not None:
             tables.append(vram)
-        tables.append(leaderboard_table(rows, endpoints))
+        tables.append(leaderboard_table(board, score))
     return tables
 
 
-def render_snapshot(snapshot: Snapshot, fmt: str = "text", *, detail: bool = True) -> str:
+def leaderboard_json(board: Board, score_name: str | None = None) -> list[dict]:
+    score = board.shown_score(score_name)
+    return [row.json(score) for row in board.rows]
+
+
+def render_snapshot(
+    snapshot: Snapshot, fmt: str = "text", *, detail: bool = True, score_name: str | None = None
+) -> str:
     """The report of an open snapshot: ``text`` (tables and a chart), ``markdown`` or ``json``."""
     if fmt not in REPORT_FORMATS:
         raise ValueError(f"report format must be one of {list(REPORT_FORMATS)}, got {fmt!r}")
     if fmt == "json":
-        rows = [asdict(r) for r in snapshot_rows(snapshot)]
+        board = snapshot_board(snapshot)
+        rows = leaderboard_json(board, score_name)
         return json.dumps([*rows, *load_json_rows(snapshot.report_events())], indent=1)
     markdown = fmt == "markdown"
     parts = [
         format_table(headers, body, title=title, markdown=markdown)
-        for title, headers, body in report_tables(snapshot, detail=detail)
+        for title, headers, body in report_tables(snapshot, detail=detail, score_name=score_name)
     ]
     if detail and not markdown:
-        events = snapshot.report_events()
-        chart = throughput_chart(events, endpoints_of(events))
+        chart = throughput_chart(snapshot_board(snapshot))
         if chart is not None:
             parts.append(chart)
     return "\n\n".join(parts)

@@ -38,17 +38,27 @@ from nvfp4_tui.events import (
     ServerSample,
     TokenProgress,
 )
+from nvfp4_tui.figures.board import Board
+from nvfp4_tui.figures.leaderboard import (
+    LeaderboardFold,
+    LeaderRow,
+    LevelRow,
+    PhaseFacts,
+    RequestFacts,
+)
+from nvfp4_tui.figures.scores import DEFAULT_SCORE, SCORE_NAMES
 from nvfp4_tui.slo import Load, LoadTracker
 from nvfp4_tui.stats import QuantileSketch, RunningStats, StatsSummary, percentile
-
-# Score columns of RequestFinished that get quality statistics; a new scorer adds its column here.
-SCORE_NAMES: tuple[str, ...] = ("score_heuristic", "score_verified", "score_judge")
-PRIMARY_SCORE = "score_heuristic"
 
 HISTORY_LEN = 600  # points per ring: 5 min of GPU samples at 2/s, well over a 60 s sparkline
 RECENT_REQUESTS_LEN = 100
 RECENT_STATS_N = 200  # "recent" TTFT / ITL percentiles look at this many requests
 RECENT_DECODE_N = 20  # decode tok/s shown when nothing streams: mean of the last N requests
+# The live decode rate pools this many seconds of progress: at 144 tok/s, 5 s of one stream is
+# ~700 tokens, so a chunk more or less moves it by well under 1%.
+DECODE_WINDOW_S = 5.0
+# Fewer decoding stream-seconds than this in the window say nothing yet (a stream just began).
+MIN_DECODE_STREAM_S = 0.5
 TELEMETRY_STALE_S = 5.0
 LIVE_MAX_AGE_S = 2.0  # a live rate older than this (runner stalled, pipe dropped) is not "now"
 
@@ -162,7 +172,7 @@ class RequestRow:
     error_message: str | None
     scores: tuple[tuple[str, float], ...]  # (score name, value) for the scores present
 
-    def score(self, name: str = PRIMARY_SCORE) -> float | None:
+    def score(self, name: str = DEFAULT_SCORE) -> float | None:
         return next((value for key, value in self.scores if key == name), None)
 
 
@@ -198,45 +208,6 @@ class PhaseProgress:
     wall_s: float | None
     throughput_tps: float | None  # aggregate: output tokens / wall time
     rate_rps: float | None = None
-
-    @property
-    def load(self) -> Load:
-        return Load.of(self.concurrency, self.rate_rps)
-
-
-@dataclass(frozen=True, slots=True)
-class ThroughputRow:
-    """Aggregate throughput at one load level: summed phase output tokens / summed wall time."""
-
-    concurrency: int
-    rate_rps: float | None
-    phases: int
-    output_tokens: int
-    wall_s: float
-    throughput_tps: float | None
-
-    @property
-    def load(self) -> Load:
-        return Load.of(self.concurrency, self.rate_rps)
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderRow:
-    """One (suite, load level) cell of the leaderboard for one endpoint."""
-
-    suite: str
-    concurrency: int
-    rate_rps: float | None  # open loop: requests/s (``concurrency`` then only caps)
-    requests: int
-    ok: int
-    incomplete: int
-    errors: int
-    quality: StatsSummary  # the score asked for
-    decode_tps: StatsSummary
-    e2e_tps: StatsSummary
-    tokens_out_mean: float | None
-    ttft_p50_s: float | None
-    throughput_tps: float | None  # from the PhaseFinished events of this suite and load level
 
     @property
     def load(self) -> Load:
@@ -334,31 +305,6 @@ class _PhaseTrack:
         )
 
 
-class _CellStats:
-    """Statistics of one (suite, concurrency, rate) cell."""
-
-    __slots__ = (
-        "decode_tps",
-        "e2e_tps",
-        "errors",
-        "incomplete",
-        "ok",
-        "quality",
-        "tokens_out",
-        "ttft",
-    )
-
-    def __init__(self) -> None:
-        self.ok = 0
-        self.incomplete = 0
-        self.errors = 0
-        self.quality: dict[str, RunningStats] = {}
-        self.decode_tps = RunningStats()
-        self.e2e_tps = RunningStats()
-        self.tokens_out = RunningStats()
-        self.ttft = QuantileSketch()
-
-
 class GpuTrack:
     """Telemetry of one GPU: the latest sample, a ring of points, first and last VRAM seen."""
 
@@ -408,9 +354,15 @@ class EndpointState:
     """Everything known about one endpoint. Attributes are for reading only; ``apply`` writes."""
 
     def __init__(
-        self, info: EndpointInfo, plans: Iterable[PhasePlan], gpu: GpuTrack | None
+        self,
+        info: EndpointInfo,
+        plans: Iterable[PhasePlan],
+        gpu: GpuTrack | None,
+        figures: LeaderboardFold | None = None,
     ) -> None:
         self.info = info
+        # The run's leaderboard, shared by every endpoint of it (FleetState.figures).
+        self.figures = figures if figures is not None else LeaderboardFold()
         self.gpu = gpu  # shared with FleetState.gpus; None when the endpoint names no GPU index
         plans = tuple(plans)
         # Goodput, SLO attainment, throughput per load level, knee, capacity (nvfp4_tui.slo).
@@ -435,21 +387,21 @@ class EndpointState:
         self.in_flight: int | None = 0  # None while a phase runs and no progress came yet
         self.live_tokens_per_s: float | None = None  # all in-flight streams together
         self.live_t: float | None = None
+        # (t, decode tokens, decoding stream-seconds) of the progress windows of the last
+        # DECODE_WINDOW_S: the live per-stream decode rate is their tokens over their seconds.
+        self._decode_window: deque[tuple[float, int, float]] = deque()
         self.decode_history: deque[TpsPoint] = deque(maxlen=HISTORY_LEN)
         # Durable statistics of every request that did not fail (ok or incomplete).
         self._ttft_recent_s: deque[float] = deque(maxlen=RECENT_STATS_N)
         # Client TTFT over time, to chart beside the server's own (server_history).
         self.ttft_history: deque[TtftPoint] = deque(maxlen=HISTORY_LEN)
         self._itl_recent_s: deque[float] = deque(maxlen=RECENT_STATS_N)
-        self._decode_recent_tps: deque[float] = deque(maxlen=RECENT_DECODE_N)
+        # (load level, decode tok/s) of the last requests that did not fail.
+        self._decode_recent: deque[tuple[Load, float]] = deque(maxlen=RECENT_DECODE_N)
         self.ttft_all = QuantileSketch()
         self.itl_p50_all = QuantileSketch()
         self.decode_tps_stats = RunningStats()
         self.e2e_tps_stats = RunningStats()
-        self.quality: dict[tuple[str, str], RunningStats] = {}  # (score name, suite)
-        self.quality_overall: dict[str, RunningStats] = {}  # score name -> all suites
-        # (suite, concurrency, rate): a request's own concurrency, its phase's planned rate
-        self._cells: dict[tuple[str, int, float | None], _CellStats] = {}
         self.last_error: ErrorInfo | None = None
         self.last_answer: AnswerText | None = None
         self.recent_requests: deque[RequestRow] = deque(maxlen=RECENT_REQUESTS_LEN)
@@ -485,22 +437,29 @@ class EndpointState:
         return bool(self.in_flight) and self.live_tokens_per_s is not None
 
     def live_decode_tps(self, now: float | None = None) -> float | None:
-        """The live rate per stream (all streams' tokens/s over requests in flight), when fresh."""
-        if not self.streaming or self.in_flight is None or self.live_tokens_per_s is None:
+        """The live decode rate per stream: the last DECODE_WINDOW_S's tokens decoded after each
+        stream's first chunk over the stream-seconds spent decoding them; None when stale or
+        too little streamed (a replay has no progress, so never a live rate)."""
+        if not self._decode_window or self.live_t is None:
             return None
-        if now is not None and self.live_t is not None and now - self.live_t > LIVE_MAX_AGE_S:
+        if now is not None and now - self.live_t > LIVE_MAX_AGE_S:
             return None
-        return self.live_tokens_per_s / self.in_flight
+        tokens = sum(tokens for _, tokens, _ in self._decode_window)
+        stream_s = math.fsum(seconds for _, _, seconds in self._decode_window)
+        return tokens / stream_s if stream_s >= MIN_DECODE_STREAM_S else None
 
     def decode_tps_now(self, now: float | None = None) -> float | None:
-        """The big number: the live per-stream rate while requests stream, else the mean decode
-        tok/s of the last few requests that did not fail."""
+        """The big number, while a phase runs: the live per-stream rate, else the mean decode
+        tok/s of the last few requests at the phase's load level that did not fail. None
+        between phases and after the last (the pane then shows the figures per level)."""
+        phase = self.current_phase
+        if phase is None:
+            return None
         live = self.live_decode_tps(now)
         if live is not None:
             return live
-        if not self._decode_recent_tps:
-            return None
-        return sum(self._decode_recent_tps) / len(self._decode_recent_tps)
+        recent = [tps for load, tps in self._decode_recent if load == phase.load]
+        return sum(recent) / len(recent) if recent else None
 
     @property
     def ttft_p50_recent_s(self) -> float | None:
@@ -519,87 +478,33 @@ class EndpointState:
     def itl_p50_all_s(self) -> float | None:
         return self.itl_p50_all.quantile(50)
 
-    def quality_stats(self, suite: str, score_name: str = PRIMARY_SCORE) -> StatsSummary:
-        stats = self.quality.get((score_name, suite))
-        return stats.summary() if stats else RunningStats().summary()
+    def quality_stats(self, suite: str, score_name: str = DEFAULT_SCORE) -> StatsSummary:
+        """The running quality on one suite, every load level together."""
+        return self.figures.suite_quality(self.id, suite, score_name)
 
-    def quality_overall_stats(self, score_name: str = PRIMARY_SCORE) -> StatsSummary:
-        stats = self.quality_overall.get(score_name)
-        return stats.summary() if stats else RunningStats().summary()
+    def quality_overall_stats(self, score_name: str = DEFAULT_SCORE) -> StatsSummary:
+        return self.figures.suite_quality(self.id, None, score_name)
 
     def suites(self) -> tuple[str, ...]:
         """Suites in plan order, then any seen only in requests."""
         seen = dict.fromkeys(p.suite for p in self._phases.values())
-        seen.update(dict.fromkeys(suite for suite, _, _ in self._cells))
+        seen.update(
+            dict.fromkeys(suite for eid, suite, _, _ in self.figures.cells() if eid == self.id)
+        )
         return tuple(seen)
 
     def phase_progress(self, now: float | None = None) -> tuple[PhaseProgress, ...]:
         return tuple(self._phases[i].read(now) for i in sorted(self._phases))
 
-    def _finished_phases(self) -> list[tuple[PhaseFinished, float | None]]:
-        """Each finished phase with its planned rate (None: closed loop)."""
-        return [(p.finished, p.rate_rps) for p in self._phases.values() if p.finished is not None]
-
-    def throughput_by_load(self) -> tuple[ThroughputRow, ...]:
+    def throughput_by_load(self) -> tuple[LevelRow, ...]:
         """Aggregate throughput per load level with a finished phase, lowest load first."""
-        groups: dict[tuple[int, float | None], list[PhaseFinished]] = {}
-        for done, rate_rps in self._finished_phases():
-            groups.setdefault((done.concurrency, rate_rps), []).append(done)
-        rows = []
-        for (concurrency, rate_rps), done in sorted(
-            groups.items(), key=lambda kv: _level_order(*kv[0])
-        ):
-            tokens = sum(d.output_tokens for d in done)
-            wall_s = math.fsum(d.wall_s for d in done)
-            rows.append(
-                ThroughputRow(
-                    concurrency=concurrency,
-                    rate_rps=rate_rps,
-                    phases=len(done),
-                    output_tokens=tokens,
-                    wall_s=wall_s,
-                    throughput_tps=tokens / wall_s if wall_s > 0 else None,
-                )
-            )
-        return tuple(rows)
+        return tuple(r for r in self.figures.levels() if r.endpoint == self.id)
 
-    def _phase_throughput(
-        self, suite: str, concurrency: int, rate_rps: float | None
-    ) -> float | None:
-        done = [
-            d
-            for d, rate in self._finished_phases()
-            if d.suite == suite and d.concurrency == concurrency and rate == rate_rps
-        ]
-        wall_s = math.fsum(d.wall_s for d in done)
-        return sum(d.output_tokens for d in done) / wall_s if wall_s > 0 else None
-
-    def leaderboard(self, score_name: str = PRIMARY_SCORE) -> tuple[LeaderRow, ...]:
+    def leaderboard(self) -> tuple[LeaderRow, ...]:
         """One row per (suite, load level) seen, by load then suite in plan order."""
-        order = {suite: i for i, suite in enumerate(self.suites())}
-        rows = []
-        for (suite, concurrency, rate_rps), cell in sorted(
-            self._cells.items(), key=lambda kv: (*_level_order(*kv[0][1:]), order[kv[0][0]])
-        ):
-            quality = cell.quality.get(score_name) or RunningStats()
-            rows.append(
-                LeaderRow(
-                    suite=suite,
-                    concurrency=concurrency,
-                    rate_rps=rate_rps,
-                    requests=cell.ok + cell.incomplete + cell.errors,
-                    ok=cell.ok,
-                    incomplete=cell.incomplete,
-                    errors=cell.errors,
-                    quality=quality.summary(),
-                    decode_tps=cell.decode_tps.summary(),
-                    e2e_tps=cell.e2e_tps.summary(),
-                    tokens_out_mean=cell.tokens_out.mean if cell.tokens_out.n else None,
-                    ttft_p50_s=cell.ttft.quantile(50),
-                    throughput_tps=self._phase_throughput(suite, concurrency, rate_rps),
-                )
-            )
-        return tuple(rows)
+        return tuple(
+            r for r in self.figures.rows((self.id,), self.suites()) if r.endpoint == self.id
+        )
 
     def request_rate(self, now: float) -> float | None:
         """Finished requests per second since the first phase started."""
@@ -620,6 +525,10 @@ class EndpointState:
             total += left
         return total
 
+    def _rate_of(self, phase_index: int) -> float | None:
+        phase = self._phases.get(phase_index)
+        return phase.rate_rps if phase is not None else None
+
     def server_stale(self, now: float, max_age_s: float = TELEMETRY_STALE_S) -> bool:
         return self.server_latest is None or now - self.server_latest.t > max_age_s
 
@@ -629,6 +538,7 @@ class EndpointState:
         self.in_flight = in_flight
         self.live_tokens_per_s = None
         self.live_t = None
+        self._decode_window.clear()
 
     def _phase(self, index: int, suite: str, concurrency: int) -> _PhaseTrack:
         phase = self._phases.get(index)
@@ -651,6 +561,18 @@ class EndpointState:
         phase = self._phase(event.phase_index, event.suite, event.concurrency)
         phase.finished = event
         self.load.finish(event)
+        self.figures.add_phase(
+            PhaseFacts(
+                self.id,
+                event.suite,
+                event.concurrency,
+                phase.rate_rps,
+                event.phase_index,
+                event.output_tokens,
+                event.wall_s,
+                event.full_load_s,
+            )
+        )
         if self.current_phase and self.current_phase.phase_index == event.phase_index:
             self.current_phase = None
         self._end_transient()
@@ -664,10 +586,16 @@ class EndpointState:
     def _on_progress(self, event: TokenProgress) -> None:
         self.in_flight = event.in_flight
         self.live_t = event.t
-        rate = _finite(event.tokens_per_s)
-        self.live_tokens_per_s = rate
-        if rate is not None and event.in_flight > 0:
-            self.decode_history.append(TpsPoint(event.t, rate / event.in_flight))
+        self.live_tokens_per_s = _finite(event.tokens_per_s)
+        decode_s = _finite(event.decode_s)
+        if decode_s is not None and decode_s > 0:
+            window = self._decode_window
+            window.append((event.t, event.decode_tokens, decode_s))
+            while window and window[0][0] <= event.t - DECODE_WINDOW_S:
+                window.popleft()
+        decode = self.live_decode_tps()
+        if decode is not None:
+            self.decode_history.append(TpsPoint(event.t, decode))
 
     def _on_server(self, event: ServerSample) -> None:
         self.server_samples += 1
@@ -687,10 +615,27 @@ class EndpointState:
         end_t = _finished_t(event)
         self.load.add(event)
         phase = self._phases.get(event.phase_index)
-        key = (event.suite, event.concurrency, phase.rate_rps if phase is not None else None)
-        cell = self._cells.get(key)
-        if cell is None:
-            cell = self._cells[key] = _CellStats()
+        self.figures.add_request(
+            RequestFacts(
+                self.id,
+                event.suite,
+                event.concurrency,
+                phase.rate_rps if phase is not None else None,
+                event.phase_index,
+                event.status,
+                event.error_kind,
+                event.trimmed,
+                event.t,
+                event.e2e_s,
+                event.ttft_s,
+                event.decode_tps,
+                event.e2e_tps,
+                event.tokens_out,
+                event.score_heuristic,
+                event.score_verified,
+                event.score_judge,
+            )
+        )
         if phase is not None:
             phase.requests_done += 1
             phase.errors += event.status == "error"
@@ -698,7 +643,6 @@ class EndpointState:
         scores: list[tuple[str, float]] = []
         if event.status == "error":
             self.requests_error += 1
-            cell.errors += 1
             if self.last_error is None or end_t >= self.last_error.t:
                 self.last_error = ErrorInfo(
                     end_t, event.error_kind, event.error_message, event.suite, event.prompt_id
@@ -706,16 +650,15 @@ class EndpointState:
         else:
             if event.status == "incomplete":
                 self.requests_incomplete += 1
-                cell.incomplete += 1
             else:
                 self.requests_ok += 1
-                cell.ok += 1
-            # "incomplete" is a reply cut by max_tokens (finish_reason "length"): its timings
-            # are as sound as an ok one's, and its score stays, or models that ramble would
-            # look better than they are.
             if not event.trimmed:  # a warm-up or cool-down request: counted, not timed
-                self._add_timings(event, cell, end_t)
-            self._add_scores(event, cell, scores)
+                self._add_timings(event, end_t)
+            scores = [
+                (name, value)
+                for name in SCORE_NAMES
+                if (value := _finite(getattr(event, name))) is not None
+            ]
             if self.last_answer is None or end_t >= self.last_answer.t:
                 self.last_answer = AnswerText(
                     end_t,
@@ -747,48 +690,26 @@ class EndpointState:
             )
         )
 
-    def _add_timings(self, event: RequestFinished, cell: _CellStats, end_t: float) -> None:
+    def _add_timings(self, event: RequestFinished, end_t: float) -> None:
         ttft_s = _finite(event.ttft_s)
         if ttft_s is not None:
             self._ttft_recent_s.append(ttft_s)
             self.ttft_history.append(TtftPoint(event.t + ttft_s, ttft_s))
             self.ttft_all.add(ttft_s)
-            cell.ttft.add(ttft_s)
         itl_s = _finite(event.itl_p50_s)
         if itl_s is not None:
             self._itl_recent_s.append(itl_s)
             self.itl_p50_all.add(itl_s)
         decode_tps = _finite(event.decode_tps)
         if decode_tps is not None:
-            self._decode_recent_tps.append(decode_tps)
+            self._decode_recent.append(
+                (Load.of(event.concurrency, self._rate_of(event.phase_index)), decode_tps)
+            )
             self.decode_tps_stats.add(decode_tps)
-            cell.decode_tps.add(decode_tps)
             self.decode_history.append(TpsPoint(end_t, decode_tps))
         e2e_tps = _finite(event.e2e_tps)
         if e2e_tps is not None:
             self.e2e_tps_stats.add(e2e_tps)
-            cell.e2e_tps.add(e2e_tps)
-        if event.tokens_out is not None:
-            cell.tokens_out.add(event.tokens_out)
-
-    def _add_scores(
-        self, event: RequestFinished, cell: _CellStats, scores: list[tuple[str, float]]
-    ) -> None:
-        for name in SCORE_NAMES:
-            value = _finite(getattr(event, name, None))
-            if value is None:
-                continue
-            scores.append((name, value))
-            self._stats(self.quality, (name, event.suite)).add(value)
-            self._stats(self.quality_overall, name).add(value)
-            self._stats(cell.quality, name).add(value)
-
-    @staticmethod
-    def _stats(table: dict[Any, RunningStats], key: Any) -> RunningStats:
-        stats = table.get(key)
-        if stats is None:
-            stats = table[key] = RunningStats()
-        return stats
 
 
 class FleetState:
@@ -807,6 +728,7 @@ class FleetState:
         self.last_t: float | None = None  # the latest moment any event speaks of
         self.dropped = 0  # events naming an unknown endpoint, or arriving before RunStarted
         self.version = 0  # bumped by every event applied
+        self.figures = LeaderboardFold()  # the run's leaderboard, every endpoint's rows
         self._handlers: dict[type, Callable[[Any], bool]] = {
             RunStarted: self._on_run_started,
             PhaseStarted: self._on_phase_started,
@@ -854,11 +776,13 @@ class FleetState:
         self.started_t, self.finished_t = event.t, None
         self.status, self.finish_message = "running", None
         self.total_requests = event.total_requests
+        self.figures = LeaderboardFold()
         self.endpoints = {
             info.id: EndpointState(
                 info,
                 (p for p in event.phases if p.endpoint_id == info.id),
                 self._gpu(info.gpu) if info.gpu is not None else None,
+                self.figures,
             )
             for info in event.endpoints
         }
@@ -991,6 +915,19 @@ class FleetState:
         track = self.gpus.get(gpu)
         return track is None or track.stale(now, max_age_s)
 
+    def board(self) -> Board:
+        """The run's leaderboard with what its figures need (endpoints, planned load levels)."""
+        endpoints = tuple(self.endpoints.values())
+        suites = dict.fromkeys(s for e in endpoints for s in e.suites())
+        return Board(
+            endpoints=tuple(e.info for e in endpoints),
+            rows=self.figures.rows(self.endpoints, suites),
+            levels=self.figures.levels(self.endpoints),
+            planned_loads=tuple(
+                dict.fromkeys(p.load for e in endpoints for p in e.phase_progress())
+            ),
+        )
+
     # ---- digest
 
     def summary(self) -> dict[str, Any]:
@@ -1038,9 +975,14 @@ def _stats_digest(s: StatsSummary) -> dict[str, Any]:
 
 
 def _endpoint_digest(e: EndpointState) -> dict[str, Any]:
-    quality: dict[str, dict[str, Any]] = {}
-    for (name, suite), stats in sorted(e.quality.items()):
-        quality.setdefault(name, {})[suite] = _stats_digest(stats.summary())
+    quality = {
+        name: {
+            suite: _stats_digest(stats)
+            for suite in sorted(e.suites())
+            if (stats := e.quality_stats(suite, name)).n
+        }
+        for name in SCORE_NAMES
+    }
     return {
         "id": e.id,
         "label": e.info.label,
@@ -1067,8 +1009,7 @@ def _endpoint_digest(e: EndpointState) -> dict[str, Any]:
         ],
         "throughput": [
             {
-                "concurrency": row.concurrency,
-                "rate_rps": row.rate_rps,
+                "load": row.load.label,
                 "phases": row.phases,
                 "output_tokens": row.output_tokens,
                 "wall_s": _r(row.wall_s),
@@ -1080,14 +1021,13 @@ def _endpoint_digest(e: EndpointState) -> dict[str, Any]:
         "itl_p50_all_s": _r(e.itl_p50_all_s),
         "decode_tps": _stats_digest(e.decode_tps_stats.summary()),
         "e2e_tps": _stats_digest(e.e2e_tps_stats.summary()),
-        "quality": quality,
+        "quality": {name: by_suite for name, by_suite in quality.items() if by_suite},
         "quality_overall": {
-            name: _stats_digest(stats.summary())
-            for name, stats in sorted(e.quality_overall.items())
+            name: _stats_digest(stats)
+            for name in sorted(SCORE_NAMES)
+            if (stats := e.quality_overall_stats(name)).n
         },
-        "leaderboard": {
-            name: [_leader_digest(row) for row in e.leaderboard(name)] for name in SCORE_NAMES
-        },
+        "leaderboard": [_leader_digest(row) for row in e.leaderboard()],
         "last_error": None
         if e.last_error is None
         else {
@@ -1110,12 +1050,14 @@ def _leader_digest(row: LeaderRow) -> dict[str, Any]:
         "ok": row.ok,
         "incomplete": row.incomplete,
         "errors": row.errors,
-        "quality": _stats_digest(row.quality),
+        "suspect": row.suspect,
+        "quality": {name: _stats_digest(row.score(name)) for name in sorted(row.quality)},
         "decode_tps": _stats_digest(row.decode_tps),
         "e2e_tps": _stats_digest(row.e2e_tps),
         "tokens_out_mean": _r(row.tokens_out_mean),
         "ttft_p50_s": _r(row.ttft_p50_s),
         "throughput_tps": _r(row.throughput_tps),
+        "full_load_share": _r(row.full_load_share),
     }
 
 

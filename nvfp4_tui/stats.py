@@ -160,6 +160,24 @@ class RunningStats:
         self.mean += delta / self.n
         self._m2 += delta * (x - self.mean)
 
+    @classmethod
+    def merged(cls, parts: Iterable[RunningStats]) -> RunningStats:
+        """One accumulator over the samples of several (Chan's pairwise update): the same mean
+        and variance as adding every sample to one, without keeping them."""
+        total = cls()
+        for part in parts:
+            if not part.n:
+                continue
+            if not total.n:  # the first part as it is: no rounding from a merge with nothing
+                total.n, total.mean, total._m2 = part.n, part.mean, part._m2
+                continue
+            n = total.n + part.n
+            delta = part.mean - total.mean
+            total.mean += delta * part.n / n
+            total._m2 += part._m2 + delta * delta * total.n * part.n / n
+            total.n = n
+        return total
+
     @property
     def variance(self) -> float | None:
         """Sample variance (n-1); None below two samples."""

@@ -333,8 +333,9 @@ class EndpointClient:
     ) -> Measurement:
         """Stream one completion and measure it; never raises for a failed request.
 
-        ``progress.tokens`` grows as tokens arrive (server counts when usage streams per chunk,
-        else one per generated chunk), for live rates across the requests in flight.
+        ``progress`` counts tokens as they arrive (server counts when usage streams per chunk,
+        else one per generated chunk) and the time each stream spends decoding, for live rates
+        across the requests in flight.
         """
         session = self._open_session()
         asked_at = perf_counter()
@@ -450,7 +451,10 @@ class EndpointClient:
                     if progress is not None:
                         made = stream.tokens_so_far()
                         if made > counted:
-                            progress.tokens += made - counted
+                            if counted == 0:
+                                progress.first_chunk(made)
+                            else:
+                                progress.decoded(made - counted)
                             counted = made
                 eof_at = perf_counter()
                 if stream.done_at is None:
@@ -467,6 +471,9 @@ class EndpointClient:
             failure = _Failure("timeout", message)
         except (aiohttp.ClientError, OSError) as caught:
             failure = _Failure(*_classify(caught))
+        finally:
+            if progress is not None and counted:
+                progress.stream_ended()
         sent_at = called_at if clock.sent_at is None else clock.sent_at
         setup_s = None if clock.sent_at is None else clock.sent_at - called_at
         if stream.done_at is not None:

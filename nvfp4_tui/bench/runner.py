@@ -246,7 +246,8 @@ class Runner:
         """Run one phase; returns why the sweep stops after it, or None to go on."""
         plan, run = phase.plan, self.profile.run
         self.emit(PhaseStarted(time.time(), endpoint.id, plan.suite, plan.concurrency, phase.index))
-        meter = TokenMeter()
+        # A closed loop holds its concurrency; an open loop's only caps, with no level to hold.
+        meter = TokenMeter(plan.concurrency if plan.rate_rps is None else 0)
         totals = {"requests": 0, "errors": 0, "tokens": 0}
         started = time.perf_counter()
         limits = PhaseLimits(run, started)
@@ -281,6 +282,7 @@ class Runner:
             finally:
                 reporter.cancel()
         wall_s = time.perf_counter() - started
+        meter.advance()
         await self._verified(endpoint.id)
         rule = None
         if run.sweep is not None and plan.sweep and step_ends:
@@ -296,6 +298,7 @@ class Runner:
                 errors=totals["errors"],
                 output_tokens=totals["tokens"],
                 wall_s=wall_s,
+                full_load_s=min(wall_s, meter.full_s) if meter.full_level else None,
                 late_requests=sent.late if sent else 0,
                 unsent_requests=sent.unsent if sent else 0,
                 limit=limits.hit,
@@ -493,13 +496,13 @@ class Runner:
         meter: TokenMeter,
     ) -> RequestFinished:
         sent_t = time.time()
-        meter.in_flight += 1
+        meter.request_started()
         try:
             measurement: Measurement = await client.chat(
                 self._request(phase.suite, prompt), progress=meter
             )
         finally:
-            meter.in_flight -= 1
+            meter.request_ended()
         score = None
         if measurement.status != "error":
             tool_calls = _parse_tool_calls(measurement.tool_calls_json)
@@ -519,13 +522,24 @@ class Runner:
         )
 
     async def _report_progress(self, endpoint_id: str, meter: TokenMeter) -> None:
-        last_tokens, last_t = meter.tokens, time.perf_counter()
+        last_t = time.perf_counter()
+        last = (meter.tokens, meter.decode_tokens, meter.decode_s)
         while True:
             await asyncio.sleep(PROGRESS_INTERVAL_S)
             now = time.perf_counter()
-            rate = (meter.tokens - last_tokens) / (now - last_t)
-            last_tokens, last_t = meter.tokens, now
-            self.emit(TokenProgress(time.time(), endpoint_id, meter.in_flight, rate))
+            meter.advance(now)
+            tokens, decode_tokens, decode_s = meter.tokens, meter.decode_tokens, meter.decode_s
+            self.emit(
+                TokenProgress(
+                    time.time(),
+                    endpoint_id,
+                    meter.in_flight,
+                    (tokens - last[0]) / (now - last_t),
+                    decode_tokens=decode_tokens - last[1],
+                    decode_s=decode_s - last[2],
+                )
+            )
+            last_t, last = now, (tokens, decode_tokens, decode_s)
 
 
 def _stops(limits: PhaseLimits, gate: EndpointGate) -> str | None:

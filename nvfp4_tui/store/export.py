@@ -9,11 +9,10 @@ tables in the shape of the seed's README. Every file is written whole or not at 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from nvfp4_tui.report import render_snapshot, report_tables, snapshot_rows
+from nvfp4_tui.report import leaderboard_json, render_snapshot, report_tables, snapshot_board
 from nvfp4_tui.store.manifest import SnapshotError, error_text, write_atomic
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 from nvfp4_tui.store.schema import TABLES
@@ -52,7 +51,7 @@ def report_document(snapshot: Snapshot) -> dict[str, Any]:
     return {
         "run_id": snapshot.run_id,
         "status": snapshot.status,
-        "leaderboard": [asdict(row) for row in snapshot_rows(snapshot)],
+        "leaderboard": leaderboard_json(snapshot_board(snapshot)),
         "tables": [
             {"title": title, "headers": headers, "rows": rows}
             for title, headers, rows in report_tables(snapshot)

@@ -24,19 +24,13 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from nvfp4_tui.events import Event
+from nvfp4_tui.figures.scores import DEFAULT_SCORE, HEURISTIC, JUDGE, SCORE_LABELS, VERIFIED
 from nvfp4_tui.sources.base import EventSource
 from nvfp4_tui.sources.replay import is_reset
 from nvfp4_tui.state import FleetState
 from nvfp4_tui.tui.commands import FleetCommands
 from nvfp4_tui.tui.plain_text import one_line
-from nvfp4_tui.tui.readouts import (
-    HEURISTIC,
-    JUDGE,
-    SCORE_LABELS,
-    VERIFIED,
-    next_score,
-    shown_score,
-)
+from nvfp4_tui.tui.readouts import next_score, shown_score
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.screens.confirm_quit import ConfirmQuitScreen
 from nvfp4_tui.tui.screens.detail import DetailScreen
@@ -109,7 +103,9 @@ class FleetApp(App[int]):
         self.clock = clock
         self.state = state if state is not None else FleetState()
         self.generation = 0  # bumped whenever ``state`` is replaced by a fresh one
-        self.wanted_score = VERIFIED  # the quality score asked for; ``score_name`` is the one shown
+        self.wanted_score = (
+            DEFAULT_SCORE  # the quality score asked for; ``score_name`` is the one shown
+        )
         self.paused = False
         self.source_ended = False
         self.source_error: str | None = None

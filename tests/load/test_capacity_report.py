@@ -10,8 +10,8 @@ from pathlib import Path
 
 from nvfp4_tui.cli import main
 from nvfp4_tui.events import Event, RunStarted
+from nvfp4_tui.figures.leaderboard import LeaderboardFold, RequestFacts
 from nvfp4_tui.profile import load_profile
-from nvfp4_tui.report import LeaderboardRow
 from nvfp4_tui.store.writer import SnapshotWriter
 from tests.load.files import endpoint_toml, run_profile, write_profile
 
@@ -30,7 +30,10 @@ TIGHT = endpoint_toml("tight", 0, decode_tps=20.0, ttft_s=1.0, curve=CURVE)
 LOOSE = endpoint_toml(
     "loose", 1, decode_tps=20.0, ttft_s=1.0, curve=CURVE, extra="slo = { ttft_s = 0.33 }"
 )
-LEADERBOARD_KEYS = set(LeaderboardRow.__dataclass_fields__)
+
+_FOLD = LeaderboardFold()
+_FOLD.add_request(RequestFacts("a", "s", 1, None, 0, "ok", None, None, 0.0, *[None] * 8))
+LEADERBOARD_KEYS = set(_FOLD.rows()[0].json("score_heuristic"))
 
 
 def record(events: list[Event], root: Path) -> Path:

@@ -12,17 +12,21 @@ import pytest
 
 from nvfp4_tui.cli import main
 from nvfp4_tui.events import Event, PhaseFinished, PhasePlan, RequestFinished, RunStarted
+from nvfp4_tui.figures.board import quality_table, speed_rows
+from nvfp4_tui.figures.leaderboard import LeaderboardFold, RequestFacts
 from nvfp4_tui.launch import PhasePrinter
-from nvfp4_tui.report import LeaderboardRow, render_snapshot, snapshot_rows
+from nvfp4_tui.report import render_snapshot, snapshot_board
 from nvfp4_tui.slo import Load
 from nvfp4_tui.state import FleetState
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.writer import SnapshotWriter
-from nvfp4_tui.tui.readouts import base_load, load_curves, quality_table, speed_rows
+from nvfp4_tui.tui.readouts import load_curves
 from tests.load.records import RATE_REQUESTS, rate_run
 from tests.replay.builders import T0, endpoint, write_events
 
-LEADERBOARD_KEYS = set(LeaderboardRow.__dataclass_fields__)
+_FOLD = LeaderboardFold()
+_FOLD.add_request(RequestFacts("a", "s", 1, None, 0, "ok", None, None, 0.0, *[None] * 8))
+LEADERBOARD_KEYS = set(_FOLD.rows()[0].json("score_heuristic"))
 ONE, TWO = Load("rate", 1.0), Load("rate", 2.0)
 
 
@@ -45,28 +49,28 @@ def test_state_keeps_each_rate_apart() -> None:
         (0, 2.0, "2 req/s"),
     ]
     assert [r.requests for r in rows] == [RATE_REQUESTS, RATE_REQUESTS]
-    assert [r.quality.mean for r in rows] == pytest.approx([0.9, 0.8])
+    assert [r.score("score_heuristic").mean for r in rows] == pytest.approx([0.9, 0.8])
     assert [r.throughput_tps for r in rows] == pytest.approx([120 / 4.5, 120 / 3.0])
     by_load = a.throughput_by_load()
     assert [(r.load, r.phases, r.output_tokens) for r in by_load] == [(ONE, 1, 120), (TWO, 1, 120)]
     digest = state.summary()["endpoints"][0]
-    assert [row["rate_rps"] for row in digest["throughput"]] == [1.0, 2.0]
-    assert [row["rate_rps"] for row in digest["leaderboard"]["score_heuristic"]] == [1.0, 2.0]
+    assert [row["load"] for row in digest["throughput"]] == ["1 req/s", "2 req/s"]
+    assert [row["rate_rps"] for row in digest["leaderboard"]] == [1.0, 2.0]
 
 
 def test_ui_tables_read_at_the_lowest_rate() -> None:
     state = FleetState()
     state.apply_all(rate_run())
-    assert base_load(state) == ONE
-    table = quality_table(state)
+    assert state.board().base_load == ONE
+    table = quality_table(state.board())
     assert table.load == ONE
     a, b = table.cell("essay", "a"), table.cell("essay", "b")
     assert a is not None and b is not None
     assert (a.mean, b.mean) == pytest.approx((0.9, 0.6))
     assert table.best == {"essay": frozenset({"a"})}
-    rows, _ = speed_rows(state)
+    rows, _ = speed_rows(state.board())
     assert [r.decode_tps for r in rows] == pytest.approx([20.0, 20.0])
-    curves = {c.endpoint_id: c for c in load_curves(state)}
+    curves = {c.endpoint_id: c for c in load_curves(state, state.board())}
     assert [load for load, _ in curves["a"].points] == [ONE, TWO]
 
 
@@ -86,7 +90,8 @@ def test_progress_lines_name_the_rate() -> None:
 
 def test_text_report_has_a_row_and_a_column_per_rate(tmp_path: Path) -> None:
     text = render_snapshot(open_snapshot(record(rate_run(), tmp_path)))
-    assert "Quality (1 req/s)" in text and "Speed (1 req/s)" in text
+    assert "Quality (heuristic score, mean per suite, 1 req/s)" in text
+    assert "Speed (mean per request, 1 req/s)" in text
     throughput = text.split("Aggregate throughput (tok/s")[1].split("\n\n")[0]
     header, _, a_row, b_row = throughput.splitlines()[1:5]
     assert header.split()[1:] == ["1", "req/s", "2", "req/s"]
@@ -144,5 +149,5 @@ def test_two_runs_in_one_snapshot_keep_their_own_load_levels(tmp_path: Path) -> 
         *(request(t1 + i, 1, i) for i in range(3)),
         PhaseFinished(t1 + 5, "a", "english", 1, 0, 3, 0, 300, 5.0),
     ]
-    rows = snapshot_rows(open_snapshot(write_events(tmp_path, "two-runs", events)))
+    rows = snapshot_board(open_snapshot(write_events(tmp_path, "two-runs", events))).rows
     assert sorted((r.load.label, r.n) for r in rows) == [("2 req/s", 3), ("c=1", 3)]

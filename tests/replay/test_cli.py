@@ -34,7 +34,7 @@ async def test_the_shipped_sample_replays_to_a_complete_run() -> None:
 def test_replay_headless_prints_the_report_and_the_event_count(capsys) -> None:
     assert main(["replay", str(SAMPLE), "--headless"]) == 0
     out = capsys.readouterr().out
-    assert "Quality (concurrency 1)" in out and "Leaderboard" in out
+    assert "Quality (verified score, mean per suite, concurrency 1)" in out and "Leaderboard" in out
     assert out.rstrip().endswith(f"run complete; snapshot: {SAMPLE}")
     assert " events; " in out.splitlines()[-1]
 

@@ -165,4 +165,4 @@ def test_the_compared_score_is_chosen(tmp_path: Path, capsys) -> None:
     assert quality_changes("heuristic") == set()
     assert quality_changes("verified") == {("b", "math")}
     assert main(["compare", str(base), str(moved), "--score", "verified"]) == 0
-    assert "quality (verified)" in capsys.readouterr().out
+    assert "quality (verified, mean)" in capsys.readouterr().out

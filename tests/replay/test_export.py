@@ -31,6 +31,21 @@ ROW_KEYS = {
     "errors",
     "suspect",
     "rate_rps",  # open loop: the phase's planned rate; null for a closed loop
+    "load",  # "c=4" or "2 req/s"
+    "score",  # which score quality_mean is: "verified", else "heuristic" for a run without
+    "quality_n",
+    "quality_ci95_low",  # Wilson: inside [0, 1]
+    "quality_ci95_high",
+    "quality_heuristic_mean",
+    "quality_heuristic_n",
+    "quality_verified_mean",
+    "quality_verified_n",
+    "quality_judge_mean",
+    "quality_judge_n",
+    "tokens_out_mean",
+    "full_load_share",  # closed loop: share of the phases' time with N in flight
+    "steady",  # false: the level never held its concurrency long enough
+    "incomplete",
 }
 
 
@@ -78,7 +93,10 @@ def test_json_and_markdown_carry_the_report(snapshot: Path, tmp_path: Path) -> N
     [md] = export_snapshot(snapshot, "markdown", tmp_path / "report.md")
     text = md.read_text()
     assert text.startswith("# run\n")
-    assert "### Quality (concurrency 1)" in text and "| suite | Alpha | Beta | Gamma |" in text
+    assert (
+        "### Quality (heuristic score, mean per suite, concurrency 1)" in text
+        and "| suite | Alpha | Beta | Gamma |" in text
+    )
 
 
 def test_export_errors_are_one_line(snapshot: Path, tmp_path: Path, capsys) -> None:

@@ -46,12 +46,14 @@ def test_the_report_reproduces_the_legacy_summary(legacy, tmp_path: Path) -> Non
         assert row.n == len(results) - silent - cell["errors"]
         if silent or cell["errors"]:
             continue  # the seed averaged its failures in as zeros; the report keeps them apart
-        assert round(row.quality_mean, 3) == cell["avg_quality"]
-        assert round(row.e2e_tps_mean, 1) == cell["avg_tok_per_sec"]
+        assert round(row.score("score_heuristic").mean, 3) == cell["avg_quality"]
+        assert round(row.e2e_tps.mean, 1) == cell["avg_tok_per_sec"]
         checked += 1
     assert checked == 7  # 2 models x 2 tests x 2 levels, less the cell with an HTTP error
     tool_cells = [r for key, r in rows.items() if key[1] == "tool_call"]
-    assert tool_cells and all(r.n == 0 and r.quality_mean is None for r in tool_cells)
+    assert tool_cells and all(
+        r.n == 0 and r.score("score_heuristic").mean is None for r in tool_cells
+    )
 
 
 def test_the_import_is_a_replayable_snapshot(legacy, tmp_path: Path) -> None:

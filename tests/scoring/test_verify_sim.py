@@ -127,7 +127,7 @@ async def test_a_demo_run_records_both_scores_per_row_and_in_state():
     for endpoint_id in QUALITY:
         endpoint = state.endpoints[endpoint_id]
         for suite in names:
-            stats = endpoint.quality[("score_verified", suite)].summary()
+            stats = endpoint.quality_stats(suite, "score_verified")
             assert stats.n == len(SUITES[suite].prompts)
             assert stats.mean is not None and stats.ci95_low is not None
         digest = json.dumps(state.summary())

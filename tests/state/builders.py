@@ -219,7 +219,17 @@ def simulated_run(seed: int = 7, requests_per_phase: int = 12) -> SimulatedRun:
             tick = phase_start + 0.25
             while tick < clock:
                 in_flight = sum(1 for s in slots if s > tick)
-                emit(tick, TokenProgress(tick, endpoint.id, in_flight, speed * in_flight))
+                emit(
+                    tick,
+                    TokenProgress(
+                        tick,
+                        endpoint.id,
+                        in_flight,
+                        speed * in_flight,
+                        decode_tokens=round(speed * in_flight * 0.25),
+                        decode_s=in_flight * 0.25,
+                    ),
+                )
                 tick += 0.25
             emit(
                 clock,

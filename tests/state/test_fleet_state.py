@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from nvfp4_tui import state as state_module
 from nvfp4_tui.events import (
     EndpointStatus,
     GpuSample,
@@ -17,6 +16,8 @@ from nvfp4_tui.events import (
     ServerSample,
     TokenProgress,
 )
+from nvfp4_tui.figures.intervals import wilson_95
+from nvfp4_tui.figures.scores import HEURISTIC, VERIFIED
 from nvfp4_tui.state import FleetState, GpuPoint, PhaseRef, ServerPoint, TpsPoint
 
 from .builders import T0, failed, info, plan, request, three_endpoint_run
@@ -148,14 +149,18 @@ def test_decode_rate_now_is_live_while_streaming_then_recent_mean(fleet: FleetSt
     assert a.in_flight is None  # a phase runs, no progress yet
     assert a.target_concurrency == 2
     assert a.current_phase == PhaseRef("english", 2, 2, T0 + 1)
-    fleet.apply(TokenProgress(T0 + 2, "a", in_flight=2, tokens_per_s=300.0))
+    # Two streams decoding for the whole 0.5 s window: 150 tokens over 1 stream-second.
+    fleet.apply(TokenProgress(T0 + 1.5, "a", 2, 300.0, decode_tokens=75, decode_s=0.5))
+    fleet.apply(
+        TokenProgress(T0 + 2, "a", in_flight=2, tokens_per_s=300.0, decode_tokens=75, decode_s=0.5)
+    )
     assert a.in_flight == 2
     assert a.streaming
     assert a.live_tokens_per_s == 300.0
     assert fleet.live_tokens_per_s == 300.0
     assert a.decode_tps_now() == 150.0  # per stream
     assert a.decode_tps_now(now=T0 + 3) == 150.0
-    assert list(a.decode_history) == [TpsPoint(T0 + 2, 150.0)]
+    assert list(a.decode_history) == [TpsPoint(T0 + 1.5, 150.0), TpsPoint(T0 + 2, 150.0)]
     # A live rate two seconds old is no longer "now"; nothing finished yet to fall back on.
     assert a.decode_tps_now(now=T0 + 4.5) is None
     fleet.apply(request("a", t=T0 + 1, e2e_s=3.0, decode_tps=100.0, phase_index=2, concurrency=2))
@@ -166,8 +171,32 @@ def test_decode_rate_now_is_live_while_streaming_then_recent_mean(fleet: FleetSt
     assert (a.in_flight, a.live_tokens_per_s, a.streaming) == (0, None, False)
     assert a.target_concurrency is None
     assert a.current_phase is None
-    assert a.decode_tps_now() == pytest.approx(110.0)
+    assert a.decode_tps_now() is None  # between phases: the pane shows the figures per level
     assert fleet.live_tokens_per_s == 0.0
+
+
+def test_live_decode_holds_steady_while_streams_start_and_end(fleet: FleetState) -> None:
+    # Four streams at 100 tok/s each, started and ended at staggered moments: in any 0.25 s
+    # window between 1 and 4 of them are decoding. Tokens over decoding stream-seconds stays
+    # 100; the window's tokens over the streams in flight at its end swung from 25 to 400.
+    a = fleet.endpoints["a"]
+    start(fleet, "a", 1, t=T0)
+    seen = []
+    for tick in range(1, 41):
+        decoding = 1 + tick % 4
+        in_flight_at_end = 1 + (tick * 3) % 4
+        fleet.apply(
+            TokenProgress(
+                T0 + tick * 0.25,
+                "a",
+                in_flight_at_end,
+                decoding * 100.0,
+                decode_tokens=decoding * 25,
+                decode_s=decoding * 0.25,
+            )
+        )
+        seen.append(a.decode_tps_now())
+    assert all(value == pytest.approx(100.0) for value in seen[4:])
 
 
 def test_fallback_decode_rate_is_the_mean_of_the_last_twenty(fleet: FleetState) -> None:
@@ -240,7 +269,7 @@ def test_phase_rows_and_throughput_per_concurrency(fleet: FleetState) -> None:
     assert by_level[1].throughput_tps == pytest.approx(400.0)
 
 
-def test_quality_stats_per_suite_with_a_t_interval(fleet: FleetState) -> None:
+def test_quality_stats_per_suite_with_a_wilson_interval(fleet: FleetState) -> None:
     start(fleet, "a", 0)
     for score in (0.6, 0.8, 0.7):
         fleet.apply(request("a", score=score))
@@ -248,35 +277,31 @@ def test_quality_stats_per_suite_with_a_t_interval(fleet: FleetState) -> None:
     fleet.apply(failed("a", score=0.0))  # a failure has no answer to score
     fleet.apply(request("a", suite="math", phase_index=1, score=0.2))
     a = fleet.endpoints["a"]
-    english = a.quality_stats("english")
+    english = a.quality_stats("english", HEURISTIC)
     assert english.n == 4
     assert english.mean == pytest.approx(0.75)
-    sd = math.sqrt(0.05 / 3)
-    assert english.std == pytest.approx(sd)
-    half = 3.18244631 * sd / 2  # t(0.975, df=3)
-    assert english.ci95_low == pytest.approx(0.75 - half)
-    assert english.ci95_high == pytest.approx(0.75 + half)
-    math_stats = a.quality_stats("math")
-    assert (math_stats.n, math_stats.mean, math_stats.ci95_low) == (1, 0.2, None)
-    assert a.quality_overall_stats().n == 5
-    assert a.quality_overall_stats().mean == pytest.approx(3.2 / 5)
-    assert a.quality_stats("coding").n == 0
-    assert set(a.quality) == {("score_heuristic", "english"), ("score_heuristic", "math")}
+    assert english.std == pytest.approx(math.sqrt(0.05 / 3))
+    assert (english.ci95_low, english.ci95_high) == pytest.approx(wilson_95(0.75, 4))
+    math_stats = a.quality_stats("math", HEURISTIC)
+    assert (math_stats.n, math_stats.mean) == (1, 0.2)
+    # Wilson at n = 1 is wide, and still inside [0, 1], unlike t's (undefined) one.
+    assert math_stats.ci95_low is not None and 0 <= math_stats.ci95_low < 0.2
+    assert math_stats.ci95_high is not None and 0.2 < math_stats.ci95_high <= 1
+    assert a.quality_overall_stats(HEURISTIC).n == 5
+    assert a.quality_overall_stats(HEURISTIC).mean == pytest.approx(3.2 / 5)
+    assert a.quality_stats("coding", HEURISTIC).n == 0
+    assert a.quality_stats("english", VERIFIED).n == 0  # each score kept apart
 
 
-def test_quality_stats_are_keyed_by_score_column(
-    fleet: FleetState, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Any numeric column named in SCORE_NAMES gets its own statistics; queue_s stands in for a
-    # future score_verified.
-    monkeypatch.setattr(state_module, "SCORE_NAMES", ("score_heuristic", "queue_s"))
+def test_quality_intervals_stay_within_the_scores_bounds(fleet: FleetState) -> None:
+    # The case: two answers, 0.2 and 1.0. A t interval read 0.60 ± 5.1.
     start(fleet, "a", 0)
-    fleet.apply(request("a", score=0.5))
-    a = fleet.endpoints["a"]
-    assert a.quality_stats("english", "queue_s").mean == 0.0
-    assert a.quality_stats("english", "score_heuristic").mean == 0.5
-    assert a.recent_requests[-1].score("queue_s") == 0.0
-    assert [row.quality.mean for row in a.leaderboard("queue_s")] == [0.0]
+    fleet.apply(request("a", score=0.2))
+    fleet.apply(request("a", score=1.0))
+    stats = fleet.endpoints["a"].quality_stats("english", HEURISTIC)
+    assert stats.mean == pytest.approx(0.6)
+    assert stats.ci95_low is not None and stats.ci95_high is not None
+    assert 0 <= stats.ci95_low < 0.6 < stats.ci95_high <= 1
 
 
 def test_leaderboard_rows_per_suite_and_concurrency(fleet: FleetState) -> None:
@@ -297,8 +322,8 @@ def test_leaderboard_rows_per_suite_and_concurrency(fleet: FleetState) -> None:
     ]
     first = rows[0]
     assert (first.requests, first.ok, first.incomplete, first.errors) == (3, 2, 0, 1)
-    assert first.quality.mean == pytest.approx(0.5)
-    assert first.quality.n == 2
+    assert first.score(HEURISTIC).mean == pytest.approx(0.5)
+    assert first.score(HEURISTIC).n == 2
     assert first.decode_tps.mean == pytest.approx(110.0)
     assert first.e2e_tps.mean == pytest.approx(85.0)
     assert first.tokens_out_mean == pytest.approx(150.0)
@@ -320,8 +345,12 @@ def test_recent_requests_ring_and_latest_answer(fleet: FleetState) -> None:
         100.0,
         90,
     )
-    assert ok_row.score() == 0.7
-    assert (error_row.status, error_row.error_kind, error_row.score()) == ("error", "reset", None)
+    assert ok_row.score(HEURISTIC) == 0.7
+    assert (error_row.status, error_row.error_kind, error_row.score(HEURISTIC)) == (
+        "error",
+        "reset",
+        None,
+    )
     assert error_row.error_message == "peer reset"
     assert a.last_answer is not None
     assert (a.last_answer.answer_text, a.last_answer.reasoning_text, a.last_answer.t) == (
@@ -471,7 +500,7 @@ def test_non_finite_numbers_do_not_poison_statistics(fleet: FleetState) -> None:
     assert a.requests_ok == 2
     assert a.ttft_p50_all_s == 0.2
     assert a.decode_tps_stats.mean == 50.0
-    assert a.quality_stats("english").mean == 1.0
+    assert a.quality_stats("english", HEURISTIC).mean == 1.0
     assert a.decode_tps_now() == 50.0
 
 

@@ -89,9 +89,9 @@ def test_summary_carries_the_durable_numbers() -> None:
     assert summary["run"]["requests_done"] == summary["run"]["total_requests"] == 144
     endpoint = summary["endpoints"][0]
     assert endpoint["status"] == "done"
-    assert [row["concurrency"] for row in endpoint["throughput"]] == [1, 3]
+    assert [row["load"] for row in endpoint["throughput"]] == ["c=1", "c=3"]
     assert set(endpoint["quality"]["score_heuristic"]) == {"english", "math"}
-    assert len(endpoint["leaderboard"]["score_heuristic"]) == 4
+    assert len(endpoint["leaderboard"]) == 4
     gpus = {g["gpu"]: g for g in summary["gpus"]}
     assert gpus[0]["first_vram_mib"] == 80_000.0
     assert gpus[0]["last_vram_mib"] == state.gpus[0].last_vram_mib > 80_000.0

@@ -1,23 +1,26 @@
-"""Read-outs derived from FleetState: sparkline bins, histograms, badges, the leaderboard maths."""
+"""Read-outs derived from FleetState: sparkline bins, histograms, badges, and the leaderboard's
+figures (nvfp4_tui.figures.board) as the live state feeds them."""
 
 from __future__ import annotations
 
 import pytest
 
-from nvfp4_tui.events import EndpointInfo, PhasePlan, RequestFinished, RunStarted
+from nvfp4_tui.events import EndpointInfo, PhaseFinished, PhasePlan, RequestFinished, RunStarted
+from nvfp4_tui.figures.board import (
+    ROUTE_MIN_N,
+    pareto_points,
+    quality_table,
+    route_by_task,
+    speed_rows,
+)
 from nvfp4_tui.slo import Load
 from nvfp4_tui.state import FleetState, TpsPoint
 from nvfp4_tui.tui.readouts import (
-    base_load,
     class_badge,
     decode_bins,
     histogram,
     load_curves,
-    pareto_points,
-    quality_table,
-    route_by_task,
     short_labels,
-    speed_rows,
 )
 
 T0 = 1_780_000_000.0
@@ -107,8 +110,8 @@ def test_quality_table_marks_the_best_per_suite_at_base_concurrency() -> None:
         run.request("b", "math", score - 0.2, 100)
     run.request("b", "coding", 0.7, 100)
     run.request("a", "coding", 0.99, 100, c=4)  # not at the base concurrency
-    table = quality_table(run.state)
-    assert base_load(run.state) == Load("concurrency", 1)
+    table = quality_table(run.state.board())
+    assert run.state.board().base_load == Load("concurrency", 1)
     assert table.suites == ("math", "coding")
     assert table.best == {"math": frozenset({"a"}), "coding": frozenset({"b"})}
     math_a = table.cell("math", "a")
@@ -121,7 +124,7 @@ def test_speed_rows_compare_with_each_class_average() -> None:
     run.request("m1", "math", 0.8, 150)
     run.request("m2", "math", 0.8, 130)
     run.request("d1", "math", 0.8, 56)
-    rows, averages = speed_rows(run.state)
+    rows, averages = speed_rows(run.state.board())
     assert averages == {"moe": pytest.approx(140), "dense": pytest.approx(56)}
     m1 = next(r for r in rows if r.endpoint_id == "m1")
     assert m1.vs_class["moe"] == pytest.approx(150 / 140)
@@ -135,32 +138,37 @@ def test_pareto_frontier() -> None:
     run.request("good", "math", 0.9, 50)
     run.request("both_worse", "math", 0.5, 40)
     run.request("tie", "math", 0.6, 150)  # equal to "fast": neither dominates the other
-    frontier = {p.endpoint_id for p in pareto_points(run.state) if p.on_frontier}
+    frontier = {p.endpoint_id for p in pareto_points(run.state.board()) if p.on_frontier}
     assert frontier == {"fast", "good", "tie"}
 
 
-def test_route_picks_the_fastest_within_the_best_ci() -> None:
+def test_route_picks_the_fastest_within_the_best_interval() -> None:
     run = Run(_info("best"), _info("close_fast"), _info("far_faster"))
-    for score in (0.90, 0.80, 0.85):  # mean 0.85, CI roughly 0.73..0.97
-        run.request("best", "math", score, 50)
-    for score in (0.80, 0.82, 0.81):  # mean 0.81: inside the best's CI
-        run.request("close_fast", "math", score, 130)
-    for score in (0.40, 0.42, 0.41):  # far below: never picked however fast
-        run.request("far_faster", "math", score, 300)
-    (route,) = route_by_task(run.state)
+    for _ in range(4):
+        for score in (0.90, 0.80, 0.85):  # mean 0.85 over 12: Wilson roughly 0.58..0.96
+            run.request("best", "math", score, 50)
+        for score in (0.80, 0.82, 0.81):  # mean 0.81: inside the best's interval
+            run.request("close_fast", "math", score, 130)
+        for score in (0.20, 0.22, 0.21):  # far below: never picked however fast
+            run.request("far_faster", "math", score, 300)
+    (route,) = route_by_task(run.state.board())
     assert route.best_id == "best"
-    assert route.best_ci95 is not None and route.best_ci95[0] < 0.81
+    assert route.best_ci95 is not None and route.best_ci95[0] < 0.81 < route.best_ci95[1] <= 1
     assert route.endpoint_id == "close_fast"
     assert route.tied == 2
     assert route.decode_tps == pytest.approx(130)
 
 
-def test_route_without_a_ci_takes_only_ties_with_the_best() -> None:
+def test_route_says_too_few_answers_below_its_minimum() -> None:
     run = Run(_info("best"), _info("fast"))
+    for _ in range(ROUTE_MIN_N - 1):
+        run.request("best", "math", 0.9, 50)
+        run.request("fast", "math", 0.1, 130)
+    (route,) = route_by_task(run.state.board())
+    assert route.too_few and route.endpoint_id is None and route.min_n == ROUTE_MIN_N - 1
     run.request("best", "math", 0.9, 50)
-    run.request("fast", "math", 0.89, 130)
-    (route,) = route_by_task(run.state)
-    assert route.best_ci95 is None
+    run.request("fast", "math", 0.1, 130)
+    (route,) = route_by_task(run.state.board())
     assert route.endpoint_id == "best"
 
 
@@ -187,8 +195,12 @@ def test_load_curves_and_knees_from_the_load_points() -> None:
                     tokens_out=100 * min(c, 4) // c,
                 )
             )
+        run.state.apply(
+            PhaseFinished(T0 + 10 * index + 1, "a", "math", c, index, c, 0, 100 * min(c, 4), 1.0)
+        )
     run.request("b", "math", 0.5, 100)
-    a, b = load_curves(run.state)
+    run.state.apply(PhaseFinished(T0 + 100, "b", "math", 1, 0, 1, 0, 100, 1.0))
+    a, b = load_curves(run.state, run.state.board())
     assert [(load.label, tps) for load, tps in a.points] == [
         ("c=1", pytest.approx(100.0)),
         ("c=2", pytest.approx(200.0)),

@@ -6,12 +6,13 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
 from nvfp4_tui.events import EndpointInfo, Event, PhasePlan, RequestFinished, RunStarted
+from nvfp4_tui.figures.scores import HEURISTIC, JUDGE, VERIFIED
 from nvfp4_tui.sources.fixed import FixedSource
 from nvfp4_tui.sources.sample_events import START_T
 from nvfp4_tui.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.app import FleetApp
-from nvfp4_tui.tui.readouts import HEURISTIC, JUDGE, VERIFIED, next_score, shown_score
+from nvfp4_tui.tui.readouts import next_score, shown_score
 from nvfp4_tui.tui.sample_app import sample_app, settle
 from nvfp4_tui.tui.screens.detail import REQUEST_COLUMNS
 from nvfp4_tui.tui.widgets.fit_line import FitLine
@@ -97,11 +98,11 @@ async def test_panes_and_leaderboard_show_verified_scores_until_v() -> None:
         head = str(app.screen.query_one("#lb-head", Static).render())
         assert "quality = verified score" in head
         table = app.screen.query_one("#quality", DataTable)
-        assert "(verified)" in str(table.border_title)
+        assert "(verified score, mean)" in str(table.border_title)
         math_row = [c.plain for c in table.get_row("math")]
         cell = next(
-            row.quality
-            for row in endpoint.leaderboard(VERIFIED)
+            row.score(VERIFIED)
+            for row in endpoint.leaderboard()
             if row.suite == "math" and row.concurrency == 1
         )
         assert cell.mean is not None

@@ -20,10 +20,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from nvfp4_tui.compare import MIN_N_FOR_TEST, CellComparison, Comparison, MetricChange
+from nvfp4_tui.figures.scores import SCORE_LABELS
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles, cell_styles
 from nvfp4_tui.tui.plain_text import one_line
-from nvfp4_tui.tui.readouts import SCORE_LABELS
 
 
 @dataclass(frozen=True)

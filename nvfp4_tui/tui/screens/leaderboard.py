@@ -16,25 +16,27 @@ from textual.content import Content
 from textual.widgets import DataTable, Footer, Static
 from textual_plotext.plot import Plot
 
+from nvfp4_tui.figures.board import (
+    Board,
+    pareto_points,
+    quality_table,
+    route_by_task,
+    speed_rows,
+)
+from nvfp4_tui.figures.scores import VERIFIED, score_label
 from nvfp4_tui.slo import load_axis
 from nvfp4_tui.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles, cell_styles
 from nvfp4_tui.tui.plain_text import one_line
 from nvfp4_tui.tui.readouts import (
-    SCORE_LABELS,
-    VERIFIED,
     base_text,
     capacity_rows,
     class_name,
     load_curves,
     load_text,
-    pareto_points,
-    quality_table,
-    route_by_task,
     short_labels,
     slo_text,
-    speed_rows,
 )
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, series_hex, series_rgb
@@ -95,8 +97,9 @@ class LeaderboardScreen(StateScreen):
         self._drawn_t = time.monotonic()
         labels = short_labels([e.info for e in state.endpoints.values()])
         styles = cell_styles(self.app)
-        at = base_text(state)
-        score = SCORE_LABELS.get(score_name, score_name)
+        board = state.board()
+        at = base_text(board)
+        score = score_label(score_name)
         other = "heuristic" if score_name == VERIFIED else "verified"
         self.query_one("#lb-head", Static).update(
             Content.assemble(
@@ -105,28 +108,33 @@ class LeaderboardScreen(StateScreen):
                 one_line(state.run_name),
                 "   quality = ",
                 (f"{score} score", "bold"),
-                (" 0–1, mean ±95% CI (n ≥ 3) and n;", "$text-muted"),
-                (f" speeds at {at};", "$text-muted"),
+                (" 0–1, mean ±half its 95% Wilson interval, and n;", "$text-muted"),
+                (f" speeds: mean per request at {at};", "$text-muted"),
                 (f" v: {other}", "$text-muted"),
             )
         )
-        self._show_quality(state, labels, styles, score_name)
-        self._show_speed(state, labels, styles)
-        self._show_routes(state, labels, styles, score_name)
+        self._show_quality(state, board, labels, styles, score_name)
+        self._show_speed(board, labels, styles)
+        self._show_routes(board, labels, styles, score_name)
         self._show_capacity(state, labels, styles)
         self.query_one(VramTable).show(state, labels, styles)
         self._show_legend(state, labels)
-        self._show_scaling(state, labels)
-        self._show_pareto(state, labels, score_name)
+        self._show_scaling(state, board, labels)
+        self._show_pareto(board, labels, score_name)
 
     def _show_quality(
-        self, state: FleetState, labels: dict[str, str], styles: CellStyles, score_name: str
+        self,
+        state: FleetState,
+        board: Board,
+        labels: dict[str, str],
+        styles: CellStyles,
+        score_name: str,
     ) -> None:
         table = self.query_one("#quality", DataTable)
-        q = quality_table(state, score_name)
-        score = SCORE_LABELS.get(score_name, score_name)
+        q = quality_table(board, score_name)
+        score = score_label(score_name)
         table.border_title = (
-            f"Quality ({score}) by suite at {base_text(state)} · best per row in bold"
+            f"Quality ({score} score, mean) by suite at {base_text(board)} · best per row in bold"
         )
         table.clear(columns=True)
         table.add_column(Text("suite"), key="suite")
@@ -150,10 +158,12 @@ class LeaderboardScreen(StateScreen):
                 cells.append(cell)
             table.add_row(*cells, key=suite)
 
-    def _show_speed(self, state: FleetState, labels: dict[str, str], styles: CellStyles) -> None:
+    def _show_speed(self, board: Board, labels: dict[str, str], styles: CellStyles) -> None:
         table = self.query_one("#speed", DataTable)
-        rows, averages = speed_rows(state)
-        table.border_title = f"Speed (tok/s) at {base_text(state)} vs class average"
+        rows, averages = speed_rows(board)
+        table.border_title = (
+            f"Speed (tok/s, mean per request) at {base_text(board)} vs class average"
+        )
         table.clear(columns=True)
         table.add_column("endpoint", key="endpoint")
         table.add_column("class", key="class")
@@ -176,10 +186,12 @@ class LeaderboardScreen(StateScreen):
         )
 
     def _show_routes(
-        self, state: FleetState, labels: dict[str, str], styles: CellStyles, score_name: str
+        self, board: Board, labels: dict[str, str], styles: CellStyles, score_name: str
     ) -> None:
         table = self.query_one("#routes", DataTable)
-        table.border_title = "Route by task: the fastest within the best's 95% CI"
+        table.border_title = (
+            f"Route by task ({score_label(score_name)}): the fastest within the best's 95% interval"
+        )
         table.clear(columns=True)
         for label, key in (
             ("suite", "suite"),
@@ -190,8 +202,15 @@ class LeaderboardScreen(StateScreen):
             (_right("95% CI"), "ci"),
         ):
             table.add_column(label, key=key)
-        for route in route_by_task(state, score_name):
+        for route in route_by_task(board, score_name):
             ci = route.best_ci95
+            if route.endpoint_id is None or route.best_id is None:
+                table.add_row(
+                    Text(route.suite),
+                    Text(f"too few answers (n={route.min_n})", style=styles.muted),
+                    *(_right(units.DASH, styles.muted) for _ in range(4)),
+                )
+                continue
             table.add_row(
                 Text(route.suite),
                 Text(labels[route.endpoint_id], style=styles.best),
@@ -251,10 +270,10 @@ class LeaderboardScreen(StateScreen):
         ]
         self.query_one("#lb-legend", Static).update(Content("   ").join(entries))
 
-    def _show_scaling(self, state: FleetState, labels: dict[str, str]) -> None:
+    def _show_scaling(self, state: FleetState, board: Board, labels: dict[str, str]) -> None:
         """Throughput against load per endpoint, the knee of each marked with a diamond. Levels
         are evenly spaced: a sweep doubles them, which a linear axis would crowd to the left."""
-        curves = load_curves(state)
+        curves = load_curves(state, board)
         order = list(state.endpoints)
         levels = sorted(
             {load for curve in curves for load, _ in curve.points}, key=lambda load: load.order
@@ -293,13 +312,15 @@ class LeaderboardScreen(StateScreen):
 
         chart.draw(tuple(curves), paint)
 
-    def _show_pareto(self, state: FleetState, labels: dict[str, str], score_name: str) -> None:
-        points = pareto_points(state, score_name)
-        order = list(state.endpoints)
+    def _show_pareto(self, board: Board, labels: dict[str, str], score_name: str) -> None:
+        points = pareto_points(board, score_name)
+        order = list(board.endpoint_ids)
         frontier = sorted((p for p in points if p.on_frontier), key=lambda p: p.decode_tps)
         chart = self.query_one("#chart-pareto", Chart)
-        score = SCORE_LABELS.get(score_name, score_name)
-        chart.border_title = f"Pareto: {score} quality vs decode tok/s at {base_text(state)}"
+        score = score_label(score_name)
+        chart.border_title = (
+            f"Pareto: {score} quality (mean) vs decode tok/s (mean) at {base_text(board)}"
+        )
         chart.border_subtitle = (
             "frontier: " + " → ".join(labels[p.endpoint_id] for p in frontier) if frontier else ""
         )

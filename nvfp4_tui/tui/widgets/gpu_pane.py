@@ -17,10 +17,12 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from nvfp4_tui.state import PRIMARY_SCORE, EndpointState
+from nvfp4_tui.figures.pane import PaneFigures, SuiteQuality, pane_figures
+from nvfp4_tui.figures.scores import DEFAULT_SCORE, SCORE_LABELS
+from nvfp4_tui.state import EndpointState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.plain_text import one_line, widget_id
-from nvfp4_tui.tui.readouts import SCORE_LABELS, class_badge, decode_bins
+from nvfp4_tui.tui.readouts import class_badge, decode_bins
 from nvfp4_tui.tui.widgets.big_number import BigNumber
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.meter import Meter
@@ -60,19 +62,12 @@ STATUS_MARK = {"running": "●", "done": "✓", "down": "✗", "error": "✗", "
 
 
 @dataclass(frozen=True)
-class SuiteQuality:
-    suite: str
-    mean: float | None
-    n: int
-    ci_half: float | None
-
-
-@dataclass(frozen=True)
 class PaneReadout:
     """Everything a pane shows, as plain values (compared to skip repaints)."""
 
     status: str
     decode_tps: float | None
+    decode_words: tuple[str, ...]  # what the big number is, longest wording first
     spark: tuple[float, ...]
     ttft_p50_s: float | None
     in_flight: int | None
@@ -108,12 +103,13 @@ def pane_height(endpoint: EndpointState) -> int:
 def pane_readout(
     endpoint: EndpointState,
     now: float,
-    score_name: str = PRIMARY_SCORE,
+    score_name: str = DEFAULT_SCORE,
     *,
     spark_end_t: float | None = None,
 ) -> PaneReadout:
     """What the pane shows at ``now``; its sparkline ends at ``spark_end_t`` (default ``now``:
     a finished run's views pass its end, so the last minute of the run stays in view)."""
+    figures = pane_figures(endpoint, now, score_name)
     load = endpoint.load
     slo = load.current() if load.has_slo else None
     attainment = slo.attainment if slo else None
@@ -128,8 +124,9 @@ def pane_readout(
     elif endpoint.status in ("down", "error") and endpoint.status_message:
         error_text = one_line(endpoint.status_message)
     return PaneReadout(
-        status=endpoint.status,
-        decode_tps=endpoint.decode_tps_now(now),
+        status=figures.status,
+        decode_tps=figures.decode_tps,
+        decode_words=decode_words(figures),
         # Whole seconds only: the sparkline moves once a second, not with every progress event.
         spark=tuple(
             decode_bins(
@@ -139,9 +136,9 @@ def pane_readout(
                 bins=SPARK_BINS,
             )
         ),
-        ttft_p50_s=endpoint.ttft_p50_recent_s,
-        in_flight=endpoint.in_flight,
-        target=endpoint.target_concurrency,
+        ttft_p50_s=figures.ttft_p50_s,
+        in_flight=figures.in_flight,
+        target=figures.target,
         vram_used_mib=sample.vram_used_mib if sample else None,
         vram_total_mib=sample.vram_total_mib if sample else None,
         util_pct=sample.util_gpu_pct if sample else None,
@@ -151,11 +148,7 @@ def pane_readout(
         kv_cache_pct=server.kv_cache_pct if server else None,
         queue=server.requests_waiting if server else None,
         server_freshness=_freshness(server is not None, endpoint.server_stale(now)),
-        quality=tuple(
-            SuiteQuality(suite, q.mean, q.n, q.ci95_half_width)
-            for suite in endpoint.suites()
-            for q in (endpoint.quality_stats(suite, score_name),)
-        ),
+        quality=figures.quality,
         score_name=score_name,
         errors=endpoint.requests_error,
         last_error=error_text,
@@ -164,6 +157,23 @@ def pane_readout(
         slo_target_pct=round(load.targets.attainment * 100),
         goodput_rps=None if goodput is None else round(goodput, 1),
     )
+
+
+def decode_words(figures: PaneFigures) -> tuple[str, ...]:
+    """The words beside the big number, saying what it is: the live rate at the phase's level,
+    paused, or once phases are over the mean at the base level and the others after it."""
+    if figures.decode_kind == "paused":
+        return ("paused: no new requests", "paused")
+    if figures.decode_kind == "final" and figures.levels:
+        base, *others = figures.levels
+        rest = [f"{lv.load.label} {units.tps(lv.decode_tps)}" for lv in others]
+        mark = "" if base.steady is not False else "*"
+        head = f"tok/s mean {base.load.label}{mark}"
+        return (" · ".join([head, *rest]), " · ".join([f"mean {base.load.label}", *rest]), head)
+    level = f" {figures.level.label}" if figures.level is not None else ""
+    if figures.decode_kind == "recent":
+        return (f"tok/s decode{level} (last requests)", f"tok/s decode{level}")
+    return (f"tok/s decode{level}", "tok/s decode")
 
 
 def decode_text(decode_tps: float | None) -> str:
@@ -256,6 +266,7 @@ class GpuPane(Vertical, can_focus=True):
         # Kept as attributes: ``show`` runs several times a second and a query walks the DOM.
         self._status = Static(classes="status")
         self._decode = BigNumber(classes="decode")
+        self._unit = FitLine(classes="unit")
         self._spark = SparkBars(classes="spark")
         self._timing = FitLine(classes="timing")
         self._vram = Meter(classes="vram")
@@ -270,7 +281,7 @@ class GpuPane(Vertical, can_focus=True):
         with Horizontal(classes="speed"):
             yield self._decode
             with Vertical(classes="speed-side"):
-                yield Static("tok/s decode", classes="unit")
+                yield self._unit
                 yield self._spark
         yield self._timing
         yield self._vram
@@ -302,6 +313,8 @@ class GpuPane(Vertical, can_focus=True):
             self.add_class(f"-{readout.status}")
         if changed("decode_tps"):
             self._decode.show(decode_text(readout.decode_tps))
+        if changed("decode_words"):
+            self._unit.show(*readout.decode_words)
         if changed("spark"):
             self._spark.show(readout.spark)
         if changed("ttft_p50_s", "in_flight", "target"):

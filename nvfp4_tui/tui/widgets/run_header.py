@@ -117,7 +117,7 @@ MODE_STYLE = {
     "stale": ("◉ following STALE", "bold $warning"),
 }
 # Modes in which an estimate of the time left means something.
-ETA_MODES = frozenset({"live", "paused", "following", "stale"})
+ETA_MODES = frozenset({"live", "following", "stale"})  # paused: no ETA, nothing is sent
 
 
 class HeaderLine(Widget):
