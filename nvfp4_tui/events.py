@@ -136,6 +136,10 @@ class RequestFinished:
     itl_max_s: float | None = None
     itl_per_token: bool = False  # True when per-chunk usage let gaps be split per token
     chunks: int = 0
+    # Cumulative usage.completion_tokens of the first chunk that carried generated text: the
+    # tokens decoded before TTFT (a tool-call head arrives as 8-9 at once). Decode tok/s leaves
+    # them out; None when the server sent no per-chunk usage, and decode then assumes 1.
+    first_chunk_tokens: int | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
     reasoning_tokens: int | None = None

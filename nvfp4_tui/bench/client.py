@@ -102,6 +102,7 @@ class Measurement:
     itl_max_s: float | None = None
     itl_per_token: bool = False
     chunks: int = 0
+    first_chunk_tokens: int | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
     reasoning_tokens: int | None = None
@@ -550,9 +551,15 @@ def _measure(attempt: _Attempt, queue_s: float) -> Measurement:
     else:
         status = "incomplete" if stream.finish_reason == "length" else "ok"
     finished = failure is None and tokens_out is not None
+    first_chunk_tokens = _first_chunk_tokens(stream.gen_tokens)
     decode_tps = None
-    if finished and ttft_s is not None and tokens_out >= 2 and e2e_s > ttft_s:
-        decode_tps = (tokens_out - 1) / (e2e_s - ttft_s)
+    if finished and ttft_s is not None and e2e_s > ttft_s:
+        # The first chunk's tokens were decoded before TTFT: the window after it holds only the
+        # rest (DESIGN.md "Decode tok/s"). Counted chunks are one token each, as is a first
+        # chunk the server gave no count for.
+        k = first_chunk_tokens if first_chunk_tokens is not None and not estimated else 1
+        if tokens_out > k:
+            decode_tps = (tokens_out - k) / (e2e_s - ttft_s)
     return Measurement(
         status=status,
         queue_s=queue_s,
@@ -566,6 +573,7 @@ def _measure(attempt: _Attempt, queue_s: float) -> Measurement:
         itl_max_s=samples[-1] if samples else None,
         itl_per_token=per_token,
         chunks=len(times),
+        first_chunk_tokens=first_chunk_tokens,
         tokens_in=_count(usage.get("prompt_tokens")),
         tokens_out=tokens_out,
         reasoning_tokens=_count(details.get("reasoning_tokens"))
@@ -582,6 +590,17 @@ def _measure(attempt: _Attempt, queue_s: float) -> Measurement:
         error_message=failure.message if failure else None,
         retry_after_s=attempt.retry_after_s,
     )
+
+
+def _first_chunk_tokens(tokens: list[Any]) -> int | None:
+    """Tokens up to and with the first generated chunk, by its cumulative usage, if it had one.
+
+    Usage is cumulative, so tokens decoded before it without text of their own (a tool parser
+    holding back a call's head) count too: they also came before TTFT. A count of 0 beside
+    generated text is no count.
+    """
+    count = _count(tokens[0]) if tokens else None
+    return count if count else None
 
 
 def _itl_samples(times: list[float], tokens: list[Any]) -> tuple[list[float], bool]:

@@ -224,6 +224,80 @@ async def test_continuous_usage_splits_multi_token_chunks_into_per_token_gaps() 
     assert meter.tokens == 8
 
 
+HEAD_TOKENS = 9  # a tool-call head: markup, id and name, released by the parser at once
+ANSWER_TOKENS = 21
+
+
+def tool_call_steps(*, per_chunk_usage: bool) -> list[tuple[float, Any]]:
+    """A head chunk of 9 tokens at 0.20 s, then one argument token every 0.05 s."""
+
+    def counted(total: int) -> dict[str, Any] | None:
+        return usage(30, total) if per_chunk_usage else None
+
+    head = {"index": 0, "id": "call_a", "type": "function", "function": {"name": "get_weather"}}
+    steps = [(0.0, chunk(role="assistant", usage=counted(0)))]
+    steps.append((0.20, chunk(tool_calls=[head], usage=counted(HEAD_TOKENS))))
+    for total in range(HEAD_TOKENS + 1, ANSWER_TOKENS + 1):
+        at = 0.20 + 0.05 * (total - HEAD_TOKENS)
+        argument = {"index": 0, "function": {"arguments": "x"}}
+        steps.append((at, chunk(tool_calls=[argument], usage=counted(total))))
+    end = 0.20 + 0.05 * (ANSWER_TOKENS - HEAD_TOKENS)
+    steps += [(end, chunk(finish="tool_calls", usage=usage(30, ANSWER_TOKENS))), (end, DONE)]
+    return steps
+
+
+async def test_decode_leaves_out_the_tokens_a_multi_token_first_chunk_carried() -> None:
+    m, _ = await run_one(tool_call_steps(per_chunk_usage=True))
+    assert m.status == "ok" and m.itl_per_token
+    assert (m.first_chunk_tokens, m.tokens_out, m.chunks) == (HEAD_TOKENS, ANSWER_TOKENS, 13)
+    window_s = m.e2e_s - m.ttft_s
+    assert m.decode_tps == (ANSWER_TOKENS - HEAD_TOKENS) / window_s
+    assert close(m.decode_tps, 20.0)  # the scripted one token per 0.05 s
+
+
+async def test_decode_assumes_one_token_in_the_first_chunk_without_per_chunk_usage() -> None:
+    m, _ = await run_one(tool_call_steps(per_chunk_usage=False))
+    assert m.status == "ok" and not m.itl_per_token and not m.tokens_estimated
+    assert (m.first_chunk_tokens, m.tokens_out) == (None, ANSWER_TOKENS)
+    assert m.decode_tps == (ANSWER_TOKENS - 1) / (m.e2e_s - m.ttft_s)
+
+
+async def test_first_chunk_tokens_count_from_the_role_chunks_usage() -> None:
+    # Tokens counted on the role chunk were decoded before TTFT too: cumulative usage keeps them.
+    steps = [
+        (0.0, chunk(role="assistant", usage=usage(5, 2))),
+        (0.10, chunk("a", usage=usage(5, 4))),
+        (0.20, chunk("b", usage=usage(5, 6))),
+        (0.30, chunk("c", finish="stop", usage=usage(5, 8))),
+        (0.30, DONE),
+    ]
+    m, _ = await run_one(steps)
+    assert (m.first_chunk_tokens, m.tokens_out) == (4, 8)
+    assert m.decode_tps == 4 / (m.e2e_s - m.ttft_s)
+
+
+async def test_no_decode_rate_when_the_first_chunk_carried_every_token() -> None:
+    head = {"index": 0, "id": "call_a", "function": {"name": "now", "arguments": "{}"}}
+    steps = [
+        (0.05, chunk(tool_calls=[head], usage=usage(30, 6))),
+        (0.10, chunk(finish="tool_calls", usage=usage(30, 6))),
+        (0.10, DONE),
+    ]
+    m, _ = await run_one(steps)
+    assert m.status == "ok" and m.first_chunk_tokens == 6 and m.tokens_out == 6
+    assert m.e2e_s > m.ttft_s and m.decode_tps is None
+
+
+async def test_estimated_tokens_take_one_token_per_chunk_for_decode() -> None:
+    # Usage on the first chunk only, none at the end: the row counts chunks, one token each.
+    steps = [(0.05, chunk("a", usage=usage(5, 3)))]
+    steps += [(0.05 + 0.05 * i, chunk(str(i))) for i in range(1, 4)]
+    steps += [(0.20, chunk(finish="stop", usage={"prompt_tokens": 5})), (0.20, DONE)]
+    m, _ = await run_one(steps)
+    assert m.tokens_estimated and (m.tokens_out, m.first_chunk_tokens) == (4, 3)
+    assert m.decode_tps == 3 / (m.e2e_s - m.ttft_s)
+
+
 async def test_done_without_any_finish_reason_still_ends_the_stream() -> None:
     m, _ = await run_one([(0.05, chunk("a")), (0.05, DONE)])
     assert m.status == "ok" and m.finish_reason is None and m.answer_text == "a"

@@ -38,6 +38,7 @@ def request_event(index: int, t: float | None = None) -> RequestFinished:
         ttft_s=0.0123 + index / 7 if ok else None,
         e2e_s=3.25 + index if ok else None,
         tokens_out=512 if ok else None,
+        first_chunk_tokens=9 if ok else None,
         decode_tps=144.125 if ok else None,
         answer_text=f"答え {index} — ok" if ok else "",
         error_kind=None if ok else "http_5xx",

@@ -53,6 +53,7 @@ PINNED_REQUESTS_SCHEMA: list[tuple[str, pl.DataType]] = [
     ("itl_max_s", pl.Float64()),
     ("itl_per_token", pl.Boolean()),
     ("chunks", pl.Int64()),
+    ("first_chunk_tokens", pl.Int64()),
     ("tokens_in", pl.Int64()),
     ("tokens_out", pl.Int64()),
     ("reasoning_tokens", pl.Int64()),
@@ -218,17 +219,18 @@ def test_a_snapshot_written_before_optional_columns_existed_still_reads(tmp_path
     from nvfp4_tui.store.reader import open_snapshot
     from nvfp4_tui.store.schema import OPTIONAL_COLUMNS
 
-    assert {"score_verified", "score_judge"} <= OPTIONAL_COLUMNS["requests"]
+    assert {"score_verified", "score_judge", "first_chunk_tokens"} <= OPTIONAL_COLUMNS["requests"]
     writer_root = tmp_path / "snap"
     (writer_root / "requests").mkdir(parents=True)
     (writer_root / "manifest.json").write_text(
         '{"schema_version": 1, "run_id": "snap", "status": "complete"}'
     )
     frame = events_to_frame("requests", [request_event(0)]).drop(
-        "score_verified", "score_verified_detail"
+        "score_verified", "score_verified_detail", "first_chunk_tokens"
     )
     frame.write_parquet(writer_root / "requests.parquet")
     snapshot = open_snapshot(writer_root)
     requests = snapshot.requests()
     assert snapshot.warnings == []
     assert requests.height == 1 and requests.get_column("score_verified").to_list() == [None]
+    assert requests.get_column("first_chunk_tokens").to_list() == [None]
