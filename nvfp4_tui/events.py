@@ -211,12 +211,28 @@ class ServerSample:
     prefix_cache_hit_pct: float | None = None
     prompt_tps: float | None = None
     generation_tps: float | None = None
-    ttft_p50_s: float | None = None
-    ttft_p95_s: float | None = None
-    itl_p50_s: float | None = None
-    itl_p95_s: float | None = None
-    e2e_p50_s: float | None = None
-    e2e_p95_s: float | None = None
+    # The latency histograms over the observations since the previous poll; all None on the
+    # first poll and across a server restart. A mean is exact (the _sum and _count deltas) and
+    # comes with its count so spans of polls can be averaged exactly. A histogram places a
+    # quantile only in a bucket: (low, high], high None when it is above the top finite bound.
+    ttft_count: int | None = None
+    ttft_mean_s: float | None = None
+    ttft_p50_low_s: float | None = None
+    ttft_p50_high_s: float | None = None
+    ttft_p95_low_s: float | None = None
+    ttft_p95_high_s: float | None = None
+    itl_count: int | None = None
+    itl_mean_s: float | None = None
+    itl_p50_low_s: float | None = None
+    itl_p50_high_s: float | None = None
+    itl_p95_low_s: float | None = None
+    itl_p95_high_s: float | None = None
+    e2e_count: int | None = None
+    e2e_mean_s: float | None = None
+    e2e_p50_low_s: float | None = None
+    e2e_p50_high_s: float | None = None
+    e2e_p95_low_s: float | None = None
+    e2e_p95_high_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,8 +128,11 @@ class ServerPoint:
     t: float
     kv_cache_pct: float | None
     requests_waiting: float | None
-    ttft_p50_s: float | None
+    ttft_mean_s: float | None
     requests_running: float | None = None
+    ttft_count: int | None = None  # first tokens the mean is over, to weigh it across scrapes
+    ttft_p50_low_s: float | None = None  # the bucket the scrape's p50 lies in: (low, high]
+    ttft_p50_high_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -606,8 +609,11 @@ class EndpointState:
                 event.t,
                 event.kv_cache_pct,
                 event.requests_waiting,
-                event.ttft_p50_s,
+                event.ttft_mean_s,
                 event.requests_running,
+                event.ttft_count,
+                event.ttft_p50_low_s,
+                event.ttft_p50_high_s,
             )
         )
 

@@ -10,6 +10,7 @@ statuses, in-flight counts and progress are all in motion; ``until_s=None`` give
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
@@ -27,7 +28,8 @@ from nvfp4_tui.events import (
     ServerSample,
     TokenProgress,
 )
-from nvfp4_tui.stats import percentiles
+from nvfp4_tui.sim.metrics import TTFT_BUCKETS_S
+from nvfp4_tui.telemetry.prometheus import LatencyInterval, observed_interval
 
 START_T = 1_780_000_000.0
 PARTWAY_S = 110.0
@@ -411,19 +413,19 @@ def _active(requests: list[_Request], t: float) -> tuple[int, float]:
 
 def _server_ttft(
     spec: SampleEndpoint, requests: list[_Request], after_t: float, until_t: float
-) -> tuple[float | None, float | None]:
-    """The server's TTFT p50 and p95 over the first tokens of (after_t, until_t], as its
-    histogram deltas give them; failed requests never produced a token."""
+) -> LatencyInterval:
+    """The server's TTFT over the first tokens of (after_t, until_t], as its histogram gives it
+    with the buckets the simulator serves; failed requests never produced a token."""
     ttfts = [
         (r.first_token_t - r.sent_t) * (1 - spec.client_share)
         for r in requests
         if r.event.status != "error" and after_t < r.first_token_t <= until_t
     ]
-    p50, p95 = percentiles(ttfts, (50, 95))
-    return (
-        None if p50 is None else round(p50, 4),
-        None if p95 is None else round(p95, 4),
+    buckets = tuple(
+        (bound, float(sum(ttft <= bound for ttft in ttfts)))
+        for bound in (*TTFT_BUCKETS_S, math.inf)
     )
+    return observed_interval(buckets, len(ttfts), sum(ttfts))
 
 
 def _samplers(
@@ -472,9 +474,7 @@ def _samplers(
             out.append((t + 0.2, TokenProgress(t + 0.2, eid, in_flight, round(rate, 1))))
         if step % int(SERVER_SAMPLE_S / GPU_SAMPLE_S) == 1:
             sample_t = t + 0.3
-            ttft_p50_s, ttft_p95_s = _server_ttft(
-                spec, requests, sample_t - SERVER_SAMPLE_S, sample_t
-            )
+            ttft = _server_ttft(spec, requests, sample_t - SERVER_SAMPLE_S, sample_t)
             # Drawn whether or not it is sent, so the endpoint's other samples stay the same.
             server = ServerSample(
                 t=sample_t,
@@ -485,8 +485,12 @@ def _samplers(
                 preemptions_total=0.0,
                 prefix_cache_hit_pct=round(rng.uniform(10, 30), 1) if in_flight else 0.0,
                 generation_tps=round(rate, 1),
-                ttft_p50_s=ttft_p50_s,
-                ttft_p95_s=ttft_p95_s,
+                ttft_count=ttft.count,
+                ttft_mean_s=None if ttft.mean_s is None else round(ttft.mean_s, 4),
+                ttft_p50_low_s=ttft.p50_low_s,
+                ttft_p50_high_s=ttft.p50_high_s,
+                ttft_p95_low_s=ttft.p95_low_s,
+                ttft_p95_high_s=ttft.p95_high_s,
             )
             if spec.server_metrics:
                 out.append((sample_t, server))

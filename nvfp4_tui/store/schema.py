@@ -140,6 +140,11 @@ def upgrade_frame(table: str, frame: pl.DataFrame) -> pl.DataFrame:
 
     Fields added to an event later (with a default: None, or e.g. ``attempt = 0``) must not make
     older snapshots unreadable; anything else missing is still a schema problem.
+
+    Columns a snapshot has beyond the schema are left for the readers' ``select`` to drop. The
+    ``server`` table's ``ttft_p50_s`` and the like, from before the bucket ranges, are dropped
+    that way: each was a point interpolated inside a bucket whose edges it does not record, so
+    it cannot become a range, and keeping it would show a guess as a measurement again.
     """
     defaults = COLUMN_DEFAULTS[table]
     missing = [

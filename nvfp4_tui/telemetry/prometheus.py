@@ -2,14 +2,17 @@
 
 Two halves. The pure half turns Prometheus text into a ``MetricsSnapshot`` and two snapshots
 (this poll, the previous one, the time between) into a ``ServerSample``: gauges as they are,
-rates and prefix-cache hit rate from counter deltas, latency quantiles from histogram bucket
-deltas. The async half, ``PrometheusScraper`` / ``scrape_loop``, polls the endpoints with aiohttp
-and reports an endpoint that serves no metrics once, through a callback, instead of as an error.
+rates and prefix-cache hit rate from counter deltas, exact latency means from histogram
+``_sum``/``_count`` deltas and each quantile as the bucket it lies in, from bucket deltas. The
+async half, ``PrometheusScraper`` / ``scrape_loop``, polls the endpoints with aiohttp and reports
+an endpoint that serves no metrics once, through a callback, instead of as an error.
 
 Series that differ only by labels (``model_name``, ``engine``: data-parallel engines, several
 served models) are summed; ratios (KV-cache usage, the old prefix-cache hit rate) are averaged.
-A counter or histogram that went down was reset (the server restarted): Prometheus' ``rate``
-counts its whole current value as the increase, and so do we.
+A counter that went down was reset (the server restarted): Prometheus' ``rate`` counts its whole
+current value as the increase, and so do we. A latency histogram that went down gives no figures
+for that interval: the observations made before the restart are lost, and a mean of the rest
+would read as the interval's.
 """
 
 from __future__ import annotations
@@ -102,55 +105,85 @@ def counter_increase(now: float | None, before: float | None) -> float | None:
     return now if now < before else now - before
 
 
-def bucket_increase(now: Buckets, before: Buckets | None) -> Buckets:
-    """Per-bucket growth between two polls; the whole histogram counts as new after a reset
-    (any bucket went down) or when the bucket layout changed."""
-    if before is None:
-        return now
+def bucket_increase(now: Buckets, before: Buckets) -> Buckets | None:
+    """Per-bucket growth between two polls; None after a reset (any bucket went down) or when
+    the bucket layout changed, since the two polls then cannot be differenced."""
     before_by_le = dict(before)
     if set(before_by_le) != {le for le, _ in now} or any(
         count < before_by_le[le] for le, count in now
     ):
-        return now
+        return None
     return tuple((le, count - before_by_le[le]) for le, count in now)
 
 
-def histogram_quantile(q: float, buckets: Buckets) -> float | None:
-    """The q-quantile of cumulative ``buckets``, interpolating linearly inside the bucket that
-    holds the rank, the way Prometheus' histogram_quantile does; None with no observations."""
-    if len(buckets) < 2 or not math.isinf(buckets[-1][0]):
+BucketRange = tuple[float, float | None]  # (low, high]; high None above the top finite bound
+
+
+def quantile_bucket(q: float, buckets: Buckets) -> BucketRange | None:
+    """The edges of the bucket that holds the q-quantile of cumulative ``buckets``; None with no
+    observations. That is all a histogram knows: Prometheus' histogram_quantile interpolates
+    inside the bucket, which prints a bucket's midpoint as if it were measured. The first
+    bucket's low edge is 0 (latencies are never negative)."""
+    if not buckets or not math.isinf(buckets[-1][0]):
         return None
     # Cumulative counts from summed or differenced series can dip by float error; never let them.
     counts: list[float] = []
     for _, count in buckets:
         counts.append(max(count, counts[-1]) if counts else count)
-    observations = counts[-1]
-    if observations <= 0:
+    if counts[-1] <= 0:
         return None
-    rank = q * observations
-    b = next((i for i, count in enumerate(counts[:-1]) if count >= rank), len(buckets) - 1)
-    if b == len(buckets) - 1:
-        # Above the highest finite bound: that bound is all that is known.
-        return buckets[-2][0]
-    upper = buckets[b][0]
-    if b == 0:
-        if upper <= 0:
-            return upper
-        return upper * (rank / counts[0])
-    lower = buckets[b - 1][0]
-    in_bucket = counts[b] - counts[b - 1]
-    return lower + (upper - lower) * ((rank - counts[b - 1]) / in_bucket)
+    rank = q * counts[-1]
+    b = next(i for i, count in enumerate(counts) if count >= rank)
+    low = buckets[b - 1][0] if b > 0 else 0.0
+    high = buckets[b][0]
+    return low, None if math.isinf(high) else high
 
 
-def _quantiles(
+@dataclass(frozen=True, slots=True)
+class LatencyInterval:
+    """One latency histogram over the observations between two polls."""
+
+    count: int | None = None
+    mean_s: float | None = None
+    p50_low_s: float | None = None
+    p50_high_s: float | None = None
+    p95_low_s: float | None = None
+    p95_high_s: float | None = None
+
+
+def latency_interval(
     names: Sequence[str], now: MetricsSnapshot, before: MetricsSnapshot | None
-) -> tuple[float | None, float | None]:
+) -> LatencyInterval:
+    """Count, exact mean and p50 / p95 buckets of the observations since ``before``; empty on
+    the first poll, without the histogram, or across a reset (``_count``, ``_sum`` or a bucket
+    went down: a difference would be negative, or mix two lives of the server)."""
     name = now.first_present(names)
-    # Without a previous poll there are no "new observations" to take quantiles of.
     if before is None or name is None or name not in now.histograms:
-        return None, None
-    new = bucket_increase(now.histograms[name], before.histograms.get(name))
-    return histogram_quantile(0.5, new), histogram_quantile(0.95, new)
+        return LatencyInterval()
+    before_buckets = before.histograms.get(name)
+    new = None if before_buckets is None else bucket_increase(now.histograms[name], before_buckets)
+    count = _difference(f"{name}_count", now, before)
+    total_s = _difference(f"{name}_sum", now, before)
+    if new is None or count is None or total_s is None or count < 0 or total_s < 0:
+        return LatencyInterval()
+    return observed_interval(new, count, total_s)
+
+
+def observed_interval(new: Buckets, count: float, total_s: float) -> LatencyInterval:
+    """The figures of ``count`` observations that sum to ``total_s``, with the cumulative bucket
+    counts ``new``; a mean and buckets only when there is at least one."""
+    if count == 0:
+        return LatencyInterval(count=0)
+    p50_low_s, p50_high_s = quantile_bucket(0.5, new) or (None, None)
+    p95_low_s, p95_high_s = quantile_bucket(0.95, new) or (None, None)
+    return LatencyInterval(
+        round(count), total_s / count, p50_low_s, p50_high_s, p95_low_s, p95_high_s
+    )
+
+
+def _difference(name: str, now: MetricsSnapshot, before: MetricsSnapshot) -> float | None:
+    value, previous = now.total(name), before.total(name)
+    return None if value is None or previous is None else value - previous
 
 
 def _rate(
@@ -182,13 +215,13 @@ def server_sample(
     before: MetricsSnapshot | None = None,
     dt_s: float | None = None,
 ) -> ServerSample:
-    """The ServerSample for one poll; rates, hit rate and quantiles need ``before`` and ``dt_s``
+    """The ServerSample for one poll; rates, hit rate and latencies need ``before`` and ``dt_s``
     (the seconds between the two polls) and are None on the first poll or with nothing new."""
     kv_name = now.first_present(KV_CACHE_USAGE)
     kv_usage = None if kv_name is None else now.mean(kv_name)
-    ttft_p50, ttft_p95 = _quantiles(TTFT_HISTOGRAM, now, before)
-    itl_p50, itl_p95 = _quantiles(ITL_HISTOGRAM, now, before)
-    e2e_p50, e2e_p95 = _quantiles(E2E_HISTOGRAM, now, before)
+    ttft = latency_interval(TTFT_HISTOGRAM, now, before)
+    itl = latency_interval(ITL_HISTOGRAM, now, before)
+    e2e = latency_interval(E2E_HISTOGRAM, now, before)
     return ServerSample(
         t=t,
         endpoint_id=endpoint_id,
@@ -199,12 +232,24 @@ def server_sample(
         prefix_cache_hit_pct=_prefix_hit_pct(now, before),
         prompt_tps=_rate("vllm:prompt_tokens_total", now, before, dt_s),
         generation_tps=_rate("vllm:generation_tokens_total", now, before, dt_s),
-        ttft_p50_s=ttft_p50,
-        ttft_p95_s=ttft_p95,
-        itl_p50_s=itl_p50,
-        itl_p95_s=itl_p95,
-        e2e_p50_s=e2e_p50,
-        e2e_p95_s=e2e_p95,
+        ttft_count=ttft.count,
+        ttft_mean_s=ttft.mean_s,
+        ttft_p50_low_s=ttft.p50_low_s,
+        ttft_p50_high_s=ttft.p50_high_s,
+        ttft_p95_low_s=ttft.p95_low_s,
+        ttft_p95_high_s=ttft.p95_high_s,
+        itl_count=itl.count,
+        itl_mean_s=itl.mean_s,
+        itl_p50_low_s=itl.p50_low_s,
+        itl_p50_high_s=itl.p50_high_s,
+        itl_p95_low_s=itl.p95_low_s,
+        itl_p95_high_s=itl.p95_high_s,
+        e2e_count=e2e.count,
+        e2e_mean_s=e2e.mean_s,
+        e2e_p50_low_s=e2e.p50_low_s,
+        e2e_p50_high_s=e2e.p50_high_s,
+        e2e_p95_low_s=e2e.p95_low_s,
+        e2e_p95_high_s=e2e.p95_high_s,
     )
 
 

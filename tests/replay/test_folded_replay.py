@@ -61,7 +61,7 @@ def telemetry_run(seed: int = 7) -> list[Event]:
         if step % 2 == 0:
             for endpoint_id in ("a", "b", "c", "ghost"):
                 events.append(
-                    ServerSample(t, endpoint_id, kv_cache_pct=rng.uniform(0, 100), ttft_p50_s=0.2)
+                    ServerSample(t, endpoint_id, kv_cache_pct=rng.uniform(0, 100), ttft_mean_s=0.2)
                 )
     for index in range(SECONDS // 3):
         for info in first:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
+from nvfp4_tui.events import ServerSample
 from nvfp4_tui.sim.answers import compose
+from nvfp4_tui.sim.metrics import TTFT_BUCKETS_S
 from nvfp4_tui.sim.tokens import count_tokens
 from nvfp4_tui.sim.validation import parse_request
+from nvfp4_tui.telemetry.prometheus import ServerMetricsDelta
 from tests.sim.conftest import FleetFactory
 from tests.sim.simclient import chat_body, make_endpoint, make_spec, read_sse
 
@@ -66,6 +70,37 @@ async def test_counters_and_histograms_match_the_requests_served(
     system_tokens = 4 + count_tokens(SYSTEM)  # seen before by the 2nd and 3rd request
     assert m["vllm:prefix_cache_hits_total"] == 2 * system_tokens
     assert m["vllm:prefix_cache_queries_total"] == m["vllm:prompt_tokens_total"]
+
+
+async def test_server_mean_ttft_is_the_clients_less_the_trip(
+    fleet_of: FleetFactory, session: aiohttp.ClientSession
+) -> None:
+    # At time scale 1 a first token takes about 0.2 s: the loopback trip is a small part of it.
+    fleet = await fleet_of(make_endpoint(decode_tps=200.0), time_scale=1.0)
+    url = fleet.urls["sim0"]
+    delta = ServerMetricsDelta("sim0")
+
+    async def scrape(t: float) -> ServerSample:
+        async with session.get(f"{url}/metrics") as reply:
+            sample = delta.update(await reply.text(), t=t, mono_s=t)
+        return sample
+
+    await scrape(0.0)
+    streams = []
+    for round_ in range(2):  # two rounds of four at once
+        body = chat_body(f"Round {round_}: an essay.", max_tokens=8)
+        streams += await asyncio.gather(*(read_sse(session, url, body) for _ in range(4)))
+    sample = await scrape(1.0)
+    client_mean_s = sum(s.ttft_s for s in streams) / len(streams)
+    assert sample.ttft_count == len(streams)
+    assert sample.ttft_mean_s is not None
+    # Measured inside the server: from the request's last byte in to the first chunk going out,
+    # so below the client's, by the loopback trip and the two HTTP stacks only.
+    assert 0.9 * client_mean_s < sample.ttft_mean_s <= client_mean_s
+    # The p50 only as one of the simulator's buckets, as a vLLM histogram gives it.
+    edges = (0.0, *TTFT_BUCKETS_S)
+    p50 = (sample.ttft_p50_low_s, sample.ttft_p50_high_s)
+    assert any(p50 == pair for pair in itertools.pairwise(edges)), p50
 
 
 async def test_gauges_follow_live_load(

@@ -404,11 +404,12 @@ def test_gpu_samples_before_the_run_are_kept_and_linked() -> None:
 def test_server_samples(fleet: FleetState) -> None:
     a = fleet.endpoints["a"]
     assert a.server_stale(T0)
-    fleet.apply(ServerSample(T0, "a", kv_cache_pct=12.5, requests_waiting=0, ttft_p50_s=0.08))
+    ttft = {"ttft_count": 2, "ttft_mean_s": 0.08, "ttft_p50_low_s": 0.06, "ttft_p50_high_s": 0.1}
+    fleet.apply(ServerSample(T0, "a", kv_cache_pct=12.5, requests_waiting=0, **ttft))
     fleet.apply(ServerSample(T0 + 1, "a", kv_cache_pct=40.0, requests_waiting=3))
     assert a.server_latest is not None and a.server_latest.kv_cache_pct == 40.0
     assert list(a.server_history) == [
-        ServerPoint(T0, 12.5, 0, 0.08),
+        ServerPoint(T0, 12.5, 0, 0.08, None, 2, 0.06, 0.1),
         ServerPoint(T0 + 1, 40.0, 3, None),
     ]
     assert not a.server_stale(T0 + 5)

@@ -234,3 +234,36 @@ def test_a_snapshot_written_before_optional_columns_existed_still_reads(tmp_path
     assert snapshot.warnings == []
     assert requests.height == 1 and requests.get_column("score_verified").to_list() == [None]
     assert requests.get_column("first_chunk_tokens").to_list() == [None]
+
+
+def test_an_older_server_table_reads_with_nulls_and_without_its_interpolated_quantiles(
+    tmp_path,
+) -> None:
+    from nvfp4_tui.store.reader import open_snapshot
+
+    root = tmp_path / "snap"
+    root.mkdir()
+    (root / "manifest.json").write_text(
+        '{"schema_version": 1, "run_id": "snap", "status": "complete"}'
+    )
+    # The server table as written before means and bucket ranges: point quantiles instead.
+    latency = [f"{h}_{part}" for h in ("ttft", "itl", "e2e") for part in ("count", "mean_s")]
+    latency += [
+        f"{h}_{q}_{edge}_s"
+        for h in ("ttft", "itl", "e2e")
+        for q in ("p50", "p95")
+        for edge in ("low", "high")
+    ]
+    frame = events_to_frame("server", [ServerSample(T0, "gpu0", kv_cache_pct=12.5)]).drop(latency)
+    old = frame.with_columns(
+        pl.lit(value).alias(name)
+        for name, value in (("ttft_p50_s", 0.175), ("ttft_p95_s", 0.5), ("itl_p50_s", 0.02))
+    )
+    old.write_parquet(root / "server.parquet")
+    snapshot = open_snapshot(root)
+    server = snapshot.server()
+    assert snapshot.warnings == []
+    assert "ttft_p50_s" not in server.columns
+    assert server.get_column("ttft_mean_s").to_list() == [None]
+    assert server.get_column("kv_cache_pct").to_list() == [12.5]
+    assert snapshot.events() == [ServerSample(T0, "gpu0", kv_cache_pct=12.5)]

@@ -171,6 +171,10 @@ class EngineState:
     ttft: tuple[float, ...] = (0, 0, 0, 0)
     itl: tuple[float, ...] = (0, 0, 0, 0)
     e2e: tuple[float, ...] = (0, 0, 0, 0)
+    # Each histogram's _sum; None: 0.1 s per observation.
+    ttft_sum_s: float | None = None
+    itl_sum_s: float | None = None
+    e2e_sum_s: float | None = None
 
 
 def _labels(state: EngineState, model: str) -> str:
@@ -189,7 +193,8 @@ def _histogram(
     for state in engines:
         counts: tuple[float, ...] = getattr(state, attr)
         labels = _labels(state, model)
-        lines.append(f"{name}_sum{{{labels}}} {counts[-1] * 0.1}")
+        sum_s: float | None = getattr(state, f"{attr}_sum_s")
+        lines.append(f"{name}_sum{{{labels}}} {counts[-1] * 0.1 if sum_s is None else sum_s}")
         for bound, count in zip((*bounds, "+Inf"), counts, strict=True):
             # prometheus_client writes le before model_name: labels are sorted by name.
             lines.append(
@@ -312,7 +317,7 @@ vllm:num_preemptions_total{model_name="current"} 7.0
 vllm:generation_tokens_total{model_name="current"} GEN
 # HELP vllm:time_per_output_token_seconds Histogram of time per output token in seconds.
 # TYPE vllm:time_per_output_token_seconds histogram
-vllm:time_per_output_token_seconds_sum{model_name="current"} 1.5
+vllm:time_per_output_token_seconds_sum{model_name="current"} ITL_SUM
 vllm:time_per_output_token_seconds_bucket{le="0.01",model_name="current"} ITL1
 vllm:time_per_output_token_seconds_bucket{le="0.025",model_name="current"} ITL2
 vllm:time_per_output_token_seconds_bucket{le="0.05",model_name="current"} ITL3
@@ -321,8 +326,11 @@ vllm:time_per_output_token_seconds_count{model_name="current"} ITL3
 """
 
 
-def old_vllm_text(generation_tokens: float, itl: tuple[float, float, float]) -> str:
+def old_vllm_text(
+    generation_tokens: float, itl: tuple[float, float, float], itl_sum_s: float = 1.5
+) -> str:
     text = OLD_VLLM_METRICS.replace("GEN", f"{generation_tokens:.1f}")
+    text = text.replace("ITL_SUM", repr(itl_sum_s))
     for i, count in enumerate(itl, start=1):
         text = text.replace(f"ITL{i}", f"{count:.1f}")
     return text

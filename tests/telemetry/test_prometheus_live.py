@@ -30,10 +30,11 @@ class ChangingMetrics:
             kv_usage=0.5,
             generation_tokens=1000 + 300 * n,
             prompt_tokens=50 * n,
-            # Each poll adds 4 TTFT observations: 1 <= 0.1, 3 in (0.1, 0.25].
+            # Each poll adds 4 TTFT observations: 1 <= 0.1, 3 in (0.1, 0.25], 0.6 s in all.
             ttft=(n, 4 * n, 4 * n, 4 * n),
             itl=(0, 0, 0, 0),
             e2e=(0, 0, 0, 0),
+            ttft_sum_s=0.6 * n,
         )
         return web.Response(
             text=vllm_metrics_text([state]), content_type="text/plain", charset="utf-8"
@@ -111,17 +112,18 @@ async def test_scrape_loop_against_live_servers(
     assert {s.endpoint_id for s in samples} == {"good"}
     assert metrics.polls == 4
     first, *later = samples
-    assert first.generation_tps is None and first.ttft_p50_s is None
+    assert first.generation_tps is None and first.ttft_count is None
     assert first.kv_cache_pct == pytest.approx(50.0)
     for i, sample in enumerate(later, start=1):
         assert sample.requests_waiting == i
         # The generation counter grows 300 per poll and the prompt one 50: their rates share dt.
         assert sample.generation_tps is not None and sample.prompt_tps is not None
         assert sample.generation_tps / sample.prompt_tps == pytest.approx(6.0)
-        # New TTFT buckets each poll: (1, 4, 4, 4): p50 rank 2 in (0.1, 0.25] holding 3.
-        assert sample.ttft_p50_s == pytest.approx(0.1 + 0.15 * (1 / 3))
-        assert sample.ttft_p95_s == pytest.approx(0.1 + 0.15 * (2.8 / 3))
-        assert sample.itl_p50_s is None  # nothing new
+        # New TTFT buckets each poll: (1, 4, 4, 4), 0.6 s over 4; p50 and p95 in (0.1, 0.25].
+        assert (sample.ttft_count, sample.ttft_mean_s) == (4, pytest.approx(0.15))
+        assert (sample.ttft_p50_low_s, sample.ttft_p50_high_s) == (0.1, 0.25)
+        assert (sample.ttft_p95_low_s, sample.ttft_p95_high_s) == (0.1, 0.25)
+        assert sample.itl_count == 0 and sample.itl_mean_s is None  # nothing new
     # Each endpoint without metrics is reported once, however many polls saw it so.
     by_endpoint = {s.endpoint_id: s for s in statuses}
     assert sorted(s.endpoint_id for s in statuses) == ["down", "html", "plain"]

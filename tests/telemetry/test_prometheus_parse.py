@@ -8,17 +8,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from nvfp4_tui.events import ServerSample
 from nvfp4_tui.telemetry.prometheus import (
+    MetricsSnapshot,
     NotPrometheusText,
     ServerMetricsDelta,
     bucket_increase,
-    histogram_quantile,
     parse_metrics,
+    quantile_bucket,
     server_sample,
 )
 from tests.telemetry.fakes import EngineState, old_vllm_text, vllm_metrics_text
 
 INF = math.inf
+
+
+def latency(sample: ServerSample, name: str) -> tuple[float | int | None, ...]:
+    """One histogram's fields of ``sample``: count, mean, p50 low and high, p95 low and high."""
+    parts = ("count", "mean_s", "p50_low_s", "p50_high_s", "p95_low_s", "p95_high_s")
+    return tuple(getattr(sample, f"{name}_{part}") for part in parts)
 
 
 def poll_one() -> list[EngineState]:
@@ -37,6 +45,7 @@ def poll_one() -> list[EngineState]:
             ttft=(1, 3, 3, 3),
             itl=(10, 20, 30, 30),
             e2e=(0, 1, 2, 2),
+            ttft_sum_s=0.6,
         ),
         EngineState(
             engine="1",
@@ -51,6 +60,7 @@ def poll_one() -> list[EngineState]:
             ttft=(1, 2, 3, 3),
             itl=(0, 0, 0, 0),
             e2e=(0, 0, 1, 1),
+            ttft_sum_s=0.5,
         ),
     ]
 
@@ -70,6 +80,7 @@ def poll_two() -> list[EngineState]:
             ttft=(2, 7, 8, 9),
             itl=(10, 20, 30, 30),
             e2e=(0, 1, 2, 2),
+            ttft_sum_s=1.9,
         ),
         EngineState(
             engine="1",
@@ -84,6 +95,7 @@ def poll_two() -> list[EngineState]:
             ttft=(2, 6, 7, 7),
             itl=(0, 0, 0, 0),
             e2e=(0, 0, 1, 1),
+            ttft_sum_s=1.4,
         ),
     ]
 
@@ -111,7 +123,8 @@ def test_first_poll_has_gauges_but_no_rates_or_quantiles() -> None:
     assert sample.preemptions_total == 4
     assert sample.prompt_tps is None and sample.generation_tps is None
     assert sample.prefix_cache_hit_pct is None
-    assert sample.ttft_p50_s is None and sample.itl_p95_s is None and sample.e2e_p50_s is None
+    for name in ("ttft", "itl", "e2e"):
+        assert latency(sample, name) == (None,) * 6
 
 
 def test_second_poll_rates_hit_rate_and_bucket_delta_quantiles() -> None:
@@ -125,28 +138,29 @@ def test_second_poll_rates_hit_rate_and_bucket_delta_quantiles() -> None:
     assert sample.generation_tps == pytest.approx(500.0)
     # hits (110 + 20 - 50) over queries (250 + 50 - 100): 80 / 200.
     assert sample.prefix_cache_hit_pct == pytest.approx(40.0)
-    # TTFT buckets summed: before (2, 5, 6, 6), now (4, 13, 15, 16) -> new (2, 8, 9, 10).
-    # p50: rank 5 falls in (0.1, 0.25] holding 6, 3 into it: 0.1 + 0.15 * 3/6 = 0.175.
-    assert sample.ttft_p50_s == pytest.approx(0.175)
-    # p95: rank 9.5 is above the 9 observations <= 0.5: the highest finite bound.
-    assert sample.ttft_p95_s == pytest.approx(0.5)
-    # No new ITL or E2E observations between the polls.
-    assert sample.itl_p50_s is None and sample.itl_p95_s is None
-    assert sample.e2e_p50_s is None and sample.e2e_p95_s is None
+    # TTFT counts 6 -> 16 and sums 1.1 -> 3.3 s: 10 first tokens, exactly 0.22 s on average.
+    assert sample.ttft_count == 10
+    assert sample.ttft_mean_s == pytest.approx(0.22)
+    # Buckets summed: before (2, 5, 6, 6), now (4, 13, 15, 16) -> new (2, 8, 9, 10). The p50
+    # (rank 5) lies in (0.1, 0.25]; the p95 (rank 9.5) above the top bound, 0.5.
+    assert (sample.ttft_p50_low_s, sample.ttft_p50_high_s) == (0.1, 0.25)
+    assert (sample.ttft_p95_low_s, sample.ttft_p95_high_s) == (0.5, None)
+    # No new ITL or E2E observations between the polls: a count of 0 and nothing else.
+    assert latency(sample, "itl") == (0, None, None, None, None, None)
+    assert latency(sample, "e2e") == (0, None, None, None, None, None)
 
 
-def test_quantile_by_hand_inside_buckets() -> None:
+def test_quantile_buckets_by_hand() -> None:
     new = ((0.1, 2.0), (0.25, 8.0), (0.5, 10.0), (INF, 10.0))
-    # p95: rank 9.5 in (0.25, 0.5] holding 2, 1.5 into it: 0.25 + 0.25 * 0.75.
-    assert histogram_quantile(0.95, new) == pytest.approx(0.4375)
-    # p10: rank 1 in the first bucket, interpolated from 0: 0.1 * 1/2.
-    assert histogram_quantile(0.10, new) == pytest.approx(0.05)
-    assert histogram_quantile(0.5, ((0.1, 0.0), (INF, 0.0))) is None
-    assert histogram_quantile(0.5, ((0.1, 1.0), (0.2, 2.0))) is None  # no +Inf bucket
-    assert histogram_quantile(0.5, ((INF, 3.0),)) is None
+    assert quantile_bucket(0.95, new) == (0.25, 0.5)  # rank 9.5
+    assert quantile_bucket(0.10, new) == (0.0, 0.1)  # rank 1: the first bucket starts at 0
+    assert quantile_bucket(0.80, new) == (0.1, 0.25)  # rank 8, exactly the bucket's top
+    assert quantile_bucket(0.5, ((0.1, 0.0), (INF, 0.0))) is None
+    assert quantile_bucket(0.5, ((0.1, 1.0), (0.2, 2.0))) is None  # no +Inf bucket
+    assert quantile_bucket(0.5, ((INF, 3.0),)) == (0.0, None)
 
 
-def test_counter_reset_counts_the_whole_new_value() -> None:
+def test_counter_reset_counts_the_whole_new_value_and_latencies_give_none() -> None:
     before = parse_metrics(vllm_metrics_text(poll_two()))
     restarted = [
         EngineState(engine="0", generation_tokens=150, prompt_tokens=40, ttft=(1, 2, 2, 2)),
@@ -155,33 +169,56 @@ def test_counter_reset_counts_the_whole_new_value() -> None:
     sample = server_sample("ep", 13.0, parse_metrics(vllm_metrics_text(restarted)), before, 1.0)
     assert sample.generation_tps == pytest.approx(200.0)
     assert sample.prompt_tps == pytest.approx(40.0)
-    # The histogram went down: everything in it is new, (1, 2, 3, 3) -> p50 rank 1.5 in
-    # (0.1, 0.25] holding 1, 0.5 into it: 0.175.
-    assert sample.ttft_p50_s == pytest.approx(0.175)
+    # The TTFT count went 16 -> 3: no negative mean, no range from a mix of two servers' lives.
+    assert latency(sample, "ttft") == (None,) * 6
     # Prefix counters went down too: all of now's 0 hits over 0 queries -> no rate.
     assert sample.prefix_cache_hit_pct is None
 
 
-def test_bucket_increase_on_changed_layout_takes_now() -> None:
+def ttft_only(count: float, sum_s: float, buckets: tuple[float, ...]) -> MetricsSnapshot:
+    """A scrape holding only a TTFT histogram (bounds 0.1, 0.25, 0.5, +Inf)."""
+    name = "vllm:time_to_first_token_seconds"
+    return MetricsSnapshot(
+        sums={f"{name}_count": count, f"{name}_sum": sum_s},
+        series={f"{name}_count": 1, f"{name}_sum": 1},
+        histograms={name: tuple(zip((0.1, 0.25, 0.5, INF), buckets, strict=True))},
+    )
+
+
+def test_a_count_or_sum_that_went_down_alone_is_a_reset_too() -> None:
+    before = ttft_only(5, 2.0, (1, 1, 1, 5))
+
+    def ttft_after(now: MetricsSnapshot) -> tuple[float | int | None, ...]:
+        return latency(server_sample("ep", 2.0, now, before), "ttft")
+
+    # One new first token, 0.5 s, above the top bound.
+    assert ttft_after(ttft_only(6, 2.5, (1, 1, 1, 6))) == (1, 0.5, 0.5, None, 0.5, None)
+    # Buckets that happen to have grown do not hide a _count or _sum that went down.
+    assert ttft_after(ttft_only(4, 2.5, (1, 1, 1, 6))) == (None,) * 6
+    assert ttft_after(ttft_only(6, 1.5, (1, 1, 1, 6))) == (None,) * 6
+
+
+def test_bucket_increase_across_a_changed_layout_or_a_reset_is_unknown() -> None:
     now = ((0.1, 1.0), (INF, 2.0))
-    assert bucket_increase(now, ((0.2, 1.0), (INF, 1.0))) == now
+    assert bucket_increase(now, ((0.2, 1.0), (INF, 1.0))) is None
+    assert bucket_increase(now, ((0.1, 2.0), (INF, 2.0))) is None
     assert bucket_increase(now, ((0.1, 1.0), (INF, 1.0))) == ((0.1, 0.0), (INF, 1.0))
 
 
 def test_old_vllm_names_are_read() -> None:
-    before = parse_metrics(old_vllm_text(1000, (10, 20, 30)))
-    now = parse_metrics(old_vllm_text(1250, (10, 28, 40)))
+    before = parse_metrics(old_vllm_text(1000, (10, 20, 30), itl_sum_s=0.3))
+    now = parse_metrics(old_vllm_text(1250, (10, 28, 40), itl_sum_s=0.5))
     sample = server_sample("old", 5.0, now, before, dt_s=0.5)
     assert sample.kv_cache_pct == pytest.approx(25.0)
     assert sample.prefix_cache_hit_pct == pytest.approx(40.0)
     assert sample.preemptions_total == 7
     assert (sample.requests_running, sample.requests_waiting) == (3, 1)
     assert sample.generation_tps == pytest.approx(500.0)
-    # ITL new buckets (0, 8, 10, 10): p50 rank 5 in (0.01, 0.025] holding 8: 0.01 + 0.015 * 5/8.
-    assert sample.itl_p50_s == pytest.approx(0.019375)
-    # p95 rank 9.5 in (0.025, 0.05] holding 2, 1.5 into it: 0.025 + 0.025 * 0.75.
-    assert sample.itl_p95_s == pytest.approx(0.04375)
-    assert sample.ttft_p50_s is None and sample.prompt_tps is None
+    # The old ITL name: 10 new gaps summing to 0.2 s, new buckets (0, 8, 10, 10).
+    assert (sample.itl_count, sample.itl_mean_s) == (10, pytest.approx(0.02))
+    assert (sample.itl_p50_low_s, sample.itl_p50_high_s) == (0.01, 0.025)
+    assert (sample.itl_p95_low_s, sample.itl_p95_high_s) == (0.025, 0.05)
+    assert sample.ttft_count is None and sample.prompt_tps is None
 
 
 def test_new_names_win_over_old_ones() -> None:
@@ -217,7 +254,7 @@ bucket_counts = st.lists(st.integers(0, 50), min_size=1, max_size=6)
 
 
 @given(bucket_counts, st.floats(0.01, 0.99), st.floats(0.01, 0.99))
-def test_quantiles_are_monotone_and_within_the_bounds(
+def test_quantile_buckets_are_monotone_and_hold_their_rank(
     per_bucket: list[int], q1: float, q2: float
 ) -> None:
     bounds = [0.05 * (i + 1) for i in range(len(per_bucket))]
@@ -227,7 +264,16 @@ def test_quantiles_are_monotone_and_within_the_bounds(
         running += count
         cumulative.append((bound, float(running)))
     cumulative.append((INF, float(running + 1)))  # one observation above the top bound
-    low, high = sorted((q1, q2))
-    a, b = histogram_quantile(low, tuple(cumulative)), histogram_quantile(high, tuple(cumulative))
-    assert a is not None and b is not None
-    assert 0 <= a <= b <= bounds[-1]
+    count_at = dict(cumulative)
+    total = running + 1
+    edges = [0.0, *bounds, INF]
+    found = []
+    for q in sorted((q1, q2)):
+        bucket = quantile_bucket(q, tuple(cumulative))
+        assert bucket is not None
+        low, high = bucket[0], INF if bucket[1] is None else bucket[1]
+        assert edges.index(high) == edges.index(low) + 1  # one bucket, its own edges
+        # Fewer than q of the observations at or below low, at least q at or below high.
+        assert count_at.get(low, 0.0) < q * total <= count_at[high]
+        found.append(low)
+    assert found[0] <= found[1]

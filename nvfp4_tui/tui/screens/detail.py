@@ -70,6 +70,29 @@ class UnfittedChart(Chart):
         event.prevent_default()  # Chart.on_resize, which paints again
 
 
+class FittedSubtitleChart(UnfittedChart):
+    """An UnfittedChart whose bottom border shows the longest of several wordings that fits."""
+
+    def __init__(self, title: str | Content, *, id: str | None = None) -> None:
+        super().__init__(title, id=id)
+        self._subtitles: tuple[Content, ...] = ()
+
+    def show_subtitle(self, *wordings: Content) -> None:
+        """``wordings`` longest first; the last one is shown, cut if need be, where none fits."""
+        self._subtitles = wordings
+        self._fit_subtitle()
+
+    def on_resize(self, event: events.Resize) -> None:
+        super().on_resize(event)
+        self._fit_subtitle()
+
+    def _fit_subtitle(self) -> None:
+        # The border row less its corners, a dash on each side and the spaces around the text.
+        room = self.outer_size.width - 6
+        fits = (w for w in self._subtitles if w.cell_length <= room)
+        self.border_subtitle = next(fits, self._subtitles[-1] if self._subtitles else None)
+
+
 class DetailScreen(StateScreen):
     CSS_PATH = "detail.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back", id="back")]
@@ -89,8 +112,8 @@ class DetailScreen(StateScreen):
         # Top row over the run (s): the client's speed, then the server's view beside it.
         with Grid(id="charts"):
             yield Chart("decode tok/s per stream, over time", id="chart-decode")
-            yield UnfittedChart(
-                Content.from_markup("TTFT (ms): [$accent]client[/] vs [$primary]server p50[/]"),
+            yield FittedSubtitleChart(
+                Content.from_markup("TTFT (ms): [$accent]client[/] vs [$primary]server mean[/]"),
                 id="chart-ttft-server",
             )
             yield UnfittedChart(
@@ -319,7 +342,7 @@ class DetailScreen(StateScreen):
         server = endpoint.server_history
         clients = endpoint.ttft_history
         span_s = max(1.0, end - start)
-        ttft_chart = self.query_one("#chart-ttft-server", Chart)
+        ttft_chart = self.query_one("#chart-ttft-server", FittedSubtitleChart)
         last_server = server[-1] if server else None
         ttft_key = (
             endpoint.server_samples,
@@ -328,8 +351,8 @@ class DetailScreen(StateScreen):
             clients[-1] if clients else None,
         )
         if ttft_chart.draw(ttft_key, self._paint_ttft(endpoint, start, span_s)):
-            ttft_chart.border_subtitle = _ttft_gap_text(
-                ttft_comparison(endpoint) if has_metrics else None
+            ttft_chart.show_subtitle(
+                *ttft_gap_wordings(ttft_comparison(endpoint) if has_metrics else None)
             )
         if has_metrics:
             load_chart.draw(
@@ -341,9 +364,9 @@ class DetailScreen(StateScreen):
     def _paint_ttft(endpoint: EndpointState, start: float, span_s: float) -> Painter:
         def paint(plt: Plot, colors: ChartColors) -> None:
             client = timeline(endpoint.ttft_history, start, lambda p: p.ttft_s, 1000)
-            server = timeline(endpoint.server_history, start, lambda p: p.ttft_p50_s, 1000)
-            # Each request a dot where its first token came; the server's p50 per scrape a line
-            # on top: dots far above the line are time spent outside the server.
+            server = timeline(endpoint.server_history, start, lambda p: p.ttft_mean_s, 1000)
+            # Each request a dot where its first token came; the server's mean per scrape a
+            # line through them: dots far above it are time spent outside the server.
             if client[0]:
                 plt.scatter(*client, marker="braille", color=colors.accent)
             if server[0]:
@@ -380,17 +403,31 @@ class DetailScreen(StateScreen):
         return paint
 
 
-def _ttft_gap_text(comparison: TtftComparison | None) -> Content:
-    """The chart's footnote: both medians, marked when the client waits far longer."""
+def ttft_gap_wordings(comparison: TtftComparison | None) -> tuple[Content, ...]:
+    """The chart's footnote, longest wording first: both means (the server's is exact, from its
+    histogram's sum and count), marked when the client waits far longer, and the bucket range the
+    server's p50 lies in (its histogram places a median no closer than that)."""
     if comparison is None:
-        return Content.styled("no server metrics: client only", "$text-muted")
-    client, server = comparison.client_p50_s, comparison.server_p50_s
+        return (Content.styled("no server metrics: client only", "$text-muted"),)
+    client, server = comparison.client_mean_s, comparison.server_mean_s
     if client is None or server is None:
-        return Content.styled("p50: not enough requests yet", "$text-muted")
-    if comparison.client_bound:
-        return Content.styled(
-            f"p50 client {client * 1000:.0f} ≫ server {server * 1000:.0f} ms", "bold $warning"
-        )
-    return Content.styled(
-        f"p50 client {client * 1000:.0f} · server {server * 1000:.0f} ms", "$text-muted"
-    )
+        return (Content.styled("mean: not enough requests yet", "$text-muted"),)
+    style = "bold $warning" if comparison.client_bound else "$text-muted"
+    sep = "≫" if comparison.client_bound else "·"
+    c, s = f"{client * 1000:.0f}", f"{server * 1000:.0f}"
+    wordings = [f"mean TTFT client {c} {sep} server {s} ms"]
+    low_s, high_s = comparison.server_p50_low_s, comparison.server_p50_high_s
+    if low_s is not None:
+        p50 = f"> {_ms(low_s)}" if high_s is None else f"{_ms(low_s)}–{_ms(high_s)}"
+        wordings = [
+            f"{wordings[0]} · server p50 {p50 if high_s is None else 'in ' + p50} ms",
+            f"mean client {c} {sep} server {s} (p50 {p50}) ms",
+            f"mean {c} {sep} {s} (p50 {p50}) ms",
+        ]
+    wordings.append(f"mean {c} {sep} {s} ms")
+    return tuple(Content.styled(w, style) for w in wordings)
+
+
+def _ms(edge_s: float) -> str:
+    """A bucket edge in ms, as vLLM's bounds read: 100, 2.5, 2560000 (never 1e+06)."""
+    return f"{edge_s * 1000:.10g}"
