@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from nvfp4_tui.bench.session import Session
+from nvfp4_tui import exit_codes
+from nvfp4_tui.bench.session import Session, SessionResult
 from nvfp4_tui.events import EndpointStatus, Event, PhaseFinished, PhasePlan, RunStarted
 from nvfp4_tui.profile import Profile, with_urls
 from nvfp4_tui.slo import Load, run_plans
+from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.suites import load_suites
 from nvfp4_tui.telemetry.source import GpuSource
 from nvfp4_tui.tui.plain_text import one_line
@@ -75,7 +77,7 @@ class PhasePrinter:
         )
 
 
-async def _run_session(session: Session) -> str:
+async def _run_session(session: Session) -> SessionResult:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -88,7 +90,7 @@ async def _run_session(session: Session) -> str:
     finally:
         for sig in stops:
             loop.remove_signal_handler(sig)
-    return result.status
+    return result
 
 
 def run_headless(
@@ -108,14 +110,31 @@ def run_headless(
         gpu_sources=gpu_sources,
         on_message=lambda m: print(m, file=sys.stderr, flush=True),
     )
-    session.open()
+    try:
+        session.open()
+    except SnapshotError as error:
+        print(error, file=sys.stderr)
+        return exit_codes.USAGE
     for message in messages:
         print(message, file=sys.stderr)
     print(f"snapshot: {session.snapshot_path}", flush=True)
-    status = asyncio.run(_run_session(session))
+    result = asyncio.run(_run_session(session))
     print_summary(session.snapshot_path)
-    print(f"run {status}; snapshot: {session.snapshot_path}")
-    return 0 if status == "complete" else 130
+    print(down_summary(result), end="")
+    print(f"run {result.status}; snapshot: {session.snapshot_path}")
+    return result.exit_code
+
+
+def down_summary(result: SessionResult) -> str:
+    """Lines naming the endpoints that ended the run down and why ("" when none did)."""
+    if not result.down:
+        return ""
+    lines = [
+        f"{endpoint_id:<16} was down: {one_line(why)}" for endpoint_id, why in result.down.items()
+    ]
+    if result.every_endpoint_down:
+        lines.append(f"every endpoint was down: exit {exit_codes.ALL_DOWN}")
+    return "".join(line + "\n" for line in lines)
 
 
 def run_profile(profile: Profile, out_root: Path, *, headless: bool) -> int:

@@ -63,6 +63,7 @@ RETRY_WAIT_CAP_S = 30.0  # the longest Retry-After honoured; a longer one is cut
 RETRY_BACKOFF_S = 0.5  # the first wait when the server gave no Retry-After; doubles per attempt
 WARMUP_MAX_TOKENS = 16
 VERIFY_BACKLOG = 32  # answers of one endpoint waiting for verification before its sends wait
+ALL_DOWN_MESSAGE = "every endpoint was down"
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,9 @@ class Runner:
         self.verify_tls = verify_tls
         self.plans = plan_phases(profile, suites)
         self.stop_reason: str | None = None  # why the run was cancelled, for its RunFinished
+        # Endpoints that ended their run down (health check failed, or an outage given up on),
+        # with why, in the order they went down.
+        self.down: dict[str, str] = {}
         give_up_s = profile.run.outage_give_up_s
         self._gates = {
             e.id: EndpointGate(e.id, emit, give_up_s=give_up_s) for e in profile.endpoints
@@ -140,7 +144,12 @@ class Runner:
                 self.emit(EndpointStatus(time.time(), gate.endpoint_id, "running"))
 
     async def run(self) -> str:
-        """Run the whole plan; returns the final status ("complete" or "aborted")."""
+        """Run the whole plan; returns the final status.
+
+        ``aborted`` when every endpoint ended its run down: nothing was measured that a table
+        could trust, and a run that reads ``complete`` would tell a script it succeeded. Some
+        endpoints down and others fine is ``complete``; ``down`` says which were down.
+        """
         self.emit(
             RunStarted(
                 t=time.time(),
@@ -164,6 +173,10 @@ class Runner:
         finally:
             if self._judge_http is not None:
                 await self._judge_http.close()
+        if self.down and len(self.down) == len(self.profile.endpoints):
+            message = f"{ALL_DOWN_MESSAGE}: {', '.join(self.down)}"
+            self.emit(RunFinished(time.time(), "aborted", message))
+            return "aborted"
         self.emit(RunFinished(time.time(), "complete"))
         return "complete"
 
@@ -196,7 +209,9 @@ class Runner:
         async with self._client(endpoint, 1) as probe:
             healthy, message = await probe.health()
             if not healthy:
+                self.down[endpoint.id] = message
                 self.emit(status(time.time(), endpoint.id, "down", message))
+                await self._record_first_request(probe, endpoint, phases[0])
                 return
             if self.profile.run.warmup:
                 self.emit(status(time.time(), endpoint.id, "warmup"))
@@ -215,9 +230,43 @@ class Runner:
             finally:
                 await gate.close()
         if gate.gave_up is not None:
+            self.down[endpoint.id] = gate.gave_up
             self.emit(status(time.time(), endpoint.id, "down", gate.gave_up))
         else:
             self.emit(status(time.time(), endpoint.id, "done", stopped))
+
+    async def _record_first_request(
+        self, client: EndpointClient, endpoint: Endpoint, phase: Phase
+    ) -> None:
+        """Send the first request of a down endpoint's plan once, and record it as its phase.
+
+        Without a row, an endpoint down from the start leaves nothing in the requests table and
+        its tables read 0 errors. One real attempt records how it fails, with its real kind
+        (``connect`` when refused); the rest of the plan is not sent, since a dead fleet would
+        otherwise write one identical row per planned request, thousands in a long plan.
+        """
+        plan = phase.plan
+        self.emit(PhaseStarted(time.time(), endpoint.id, plan.suite, plan.concurrency, phase.index))
+        started = time.perf_counter()
+        record = await self._measure(
+            client, endpoint, phase, phase.suite.prompts[0], 0, TokenMeter()
+        )
+        self.emit(record)
+        failed = record.status == "error"
+        self.emit(
+            PhaseFinished(
+                t=time.time(),
+                endpoint_id=endpoint.id,
+                suite=plan.suite,
+                concurrency=plan.concurrency,
+                phase_index=phase.index,
+                requests=1,
+                errors=int(failed),
+                output_tokens=0 if failed else record.tokens_out or 0,
+                wall_s=time.perf_counter() - started,
+                limit="endpoint_down",
+            )
+        )
 
     def _request(self, suite: Suite, prompt: Prompt, warmup: bool = False) -> ChatRequest:
         run = self.profile.run
