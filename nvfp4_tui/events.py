@@ -100,6 +100,11 @@ class PhaseFinished:
     # Seconds (summed over the phase's senders) that sends waited for answer verification to
     # catch up (runner.VERIFY_BACKLOG): while they wait, fewer than N requests are in flight.
     verify_wait_s: float = 0.0
+    # How late the runner's event loop ran what became ready while the phase ran (seconds; see
+    # ``bench.loop_lag``): every TTFT and ITL of the phase may read up to this much long. None
+    # in runs recorded before it was measured. ``timing_doubt`` says when it matters.
+    loop_lag_p99_s: float | None = None
+    loop_lag_max_s: float | None = None
 
     @property
     def throughput_tps(self) -> float | None:

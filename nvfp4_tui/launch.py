@@ -17,6 +17,7 @@ from nvfp4_tui.slo import Load, run_plans
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.suites import load_suites
 from nvfp4_tui.telemetry.source import GpuSource
+from nvfp4_tui.timing_doubt import describe_timing_doubt
 from nvfp4_tui.tui.plain_text import one_line
 
 
@@ -68,10 +69,12 @@ class PhasePrinter:
             if event.verify_wait_s >= 0.05
             else ""
         )
+        doubt = describe_timing_doubt(event)
+        late = f"  {doubt}" if doubt else ""
         print(
             f"{event.endpoint_id:<16} {event.suite:<10} {load.label:<9} "
             f"{event.requests:>4} req {event.errors:>3} err "
-            f"{throughput or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s{held}",
+            f"{throughput or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s{held}{late}",
             file=self.stream,
             flush=True,
         )

@@ -36,6 +36,7 @@ from nvfp4_tui.bench.load import (
     run_open_loop,
     schedule_seed,
 )
+from nvfp4_tui.bench.loop_lag import LoopLagMonitor
 from nvfp4_tui.bench.outage import EndpointGate
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sweep import describe_stop, load_levels, phase_plan, stop_rule
@@ -123,6 +124,7 @@ class Runner:
         self._verify_wait_s: dict[str, float] = defaultdict(float)
         self._judge = _judge_config(profile)
         self._judge_http: aiohttp.ClientSession | None = None
+        self._loop_lag = LoopLagMonitor()
 
     @property
     def paused(self) -> bool:
@@ -161,6 +163,7 @@ class Runner:
         )
         if self._judge is not None:
             self._judge_http = aiohttp.ClientSession()
+        lag_probe = asyncio.create_task(self._loop_lag.run())
         tasks = [asyncio.create_task(self._run_endpoint(e)) for e in self.profile.endpoints]
         try:
             await asyncio.gather(*tasks)
@@ -171,6 +174,7 @@ class Runner:
             self.emit(RunFinished(time.time(), "aborted", self.stop_reason or "cancelled"))
             raise
         finally:
+            lag_probe.cancel()
             if self._judge_http is not None:
                 await self._judge_http.close()
         if self.down and len(self.down) == len(self.profile.endpoints):
@@ -315,20 +319,23 @@ class Runner:
 
         slots = plan.concurrency if schedule is None else plan.concurrency or OPEN_LOOP_SLOTS
         sent: OpenLoopResult | None = None
-        async with self._client(endpoint, slots) as client:
-            reporter = asyncio.create_task(self._report_progress(endpoint.id, meter))
-            try:
-                if schedule is None:
-                    await self._closed_loop(client, endpoint, phase, meter, limits, trims, finished)
-                else:
-                    sent = await self._open_loop(
-                        client, endpoint, phase, meter, limits, trims, schedule, finished
-                    )
-            except asyncio.CancelledError:
-                await self._verified(endpoint.id, cancel=True)
-                raise
-            finally:
-                reporter.cancel()
+        with self._loop_lag.window() as lag:
+            async with self._client(endpoint, slots) as client:
+                reporter = asyncio.create_task(self._report_progress(endpoint.id, meter))
+                try:
+                    if schedule is None:
+                        await self._closed_loop(
+                            client, endpoint, phase, meter, limits, trims, finished
+                        )
+                    else:
+                        sent = await self._open_loop(
+                            client, endpoint, phase, meter, limits, trims, schedule, finished
+                        )
+                except asyncio.CancelledError:
+                    await self._verified(endpoint.id, cancel=True)
+                    raise
+                finally:
+                    reporter.cancel()
         wall_s = time.perf_counter() - started
         await self._verified(endpoint.id)
         rule = None
@@ -350,6 +357,8 @@ class Runner:
                 limit=limits.hit,
                 sweep_stop=rule,
                 verify_wait_s=self._verify_wait_s.pop(endpoint.id, 0.0),
+                loop_lag_p99_s=lag.p99_s,
+                loop_lag_max_s=lag.max_s,
             )
         )
         return describe_stop(rule, tracker.points(), tracker.targets) if rule else None
