@@ -187,13 +187,15 @@ class Runner:
     def _timeouts(self) -> Timeouts:
         return Timeouts(total_s=self.profile.run.timeout_s)
 
-    def _client(self, endpoint: Endpoint, concurrency: int) -> EndpointClient:
+    def _client(
+        self, endpoint: Endpoint, concurrency: int, timeouts: Timeouts | None = None
+    ) -> EndpointClient:
         key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
         return EndpointClient(
             endpoint.url,
             endpoint.model,
             concurrency=concurrency,
-            timeouts=self._timeouts(),
+            timeouts=timeouts or self._timeouts(),
             api_key=self.api_keys.get(endpoint.id, key),
             verify_tls=self.verify_tls and endpoint.verify_tls,
         )
@@ -215,7 +217,7 @@ class Runner:
             if not healthy:
                 self.down[endpoint.id] = message
                 self.emit(status(time.time(), endpoint.id, "down", message))
-                await self._record_first_request(probe, endpoint, phases[0])
+                await self._record_first_request(endpoint, phases[0])
                 return
             if self.profile.run.warmup:
                 self.emit(status(time.time(), endpoint.id, "warmup"))
@@ -239,9 +241,7 @@ class Runner:
         else:
             self.emit(status(time.time(), endpoint.id, "done", stopped))
 
-    async def _record_first_request(
-        self, client: EndpointClient, endpoint: Endpoint, phase: Phase
-    ) -> None:
+    async def _record_first_request(self, endpoint: Endpoint, phase: Phase) -> None:
         """Send the first request of a down endpoint's plan once, and record it as its phase.
 
         Without a row, an endpoint down from the start leaves nothing in the requests table and
@@ -251,10 +251,14 @@ class Runner:
         """
         plan = phase.plan
         self.emit(PhaseStarted(time.time(), endpoint.id, plan.suite, plan.concurrency, phase.index))
+        # No longer than its health check was given: a server that hangs costs seconds here,
+        # not the minutes a request's first-byte timeout allows.
+        timeouts = Timeouts(total_s=min(self.profile.run.timeout_s, Timeouts().health_s))
         started = time.perf_counter()
-        record = await self._measure(
-            client, endpoint, phase, phase.suite.prompts[0], 0, TokenMeter()
-        )
+        async with self._client(endpoint, 1, timeouts) as client:
+            record = await self._measure(
+                client, endpoint, phase, phase.suite.prompts[0], 0, TokenMeter()
+            )
         self.emit(record)
         failed = record.status == "error"
         self.emit(
