@@ -148,9 +148,9 @@ class Runner:
     async def run(self) -> str:
         """Run the whole plan; returns the final status.
 
-        ``aborted`` when every endpoint ended its run down: nothing was measured that a table
-        could trust, and a run that reads ``complete`` would tell a script it succeeded. Some
-        endpoints down and others fine is ``complete``; ``down`` says which were down.
+        ``aborted`` when every endpoint ended its run down: no endpoint ran its plan, and a run
+        that read ``complete`` would tell a script it succeeded. Some endpoints down and others
+        fine is ``complete``; ``down`` says which were down.
         """
         self.emit(
             RunStarted(
