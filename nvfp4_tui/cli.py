@@ -8,7 +8,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from nvfp4_tui import __version__
+from nvfp4_tui import __version__, exit_codes
 from nvfp4_tui.tomlcheck import ConfigError
 
 REPO_PROFILES = Path(__file__).resolve().parent.parent / "profiles"
@@ -119,10 +119,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_out(out: Path) -> None:
+    """A ``--out`` that cannot hold snapshots is bad input (exit 2), refused before the run."""
+    from nvfp4_tui.store.manifest import SnapshotError
+    from nvfp4_tui.store.writer import check_out_root
+
+    try:
+        check_out_root(out)
+    except SnapshotError as e:
+        raise UsageError(str(e)) from None
+
+
 def _load_profile(args: argparse.Namespace):
+    """The profile with the command line's overrides; a bad profile or ``--out`` is exit 2."""
     from nvfp4_tui.profile import load_profile, with_overrides
 
     profile = load_profile(args.profile)
+    _check_out(args.out)
     return with_overrides(
         profile,
         suites=args.suites,
@@ -324,7 +337,7 @@ def cmd_follow(args: argparse.Namespace) -> int:
         if not args.json:
             print(render(path, detail=False))
         print(f"run {source.status}; snapshot: {path}", file=human)
-        return 0 if source.status == "complete" else 1
+        return exit_codes.OK if source.status == "complete" else exit_codes.FAILED
 
     return _snapshot_errors_are_usage(follow)
 
@@ -441,9 +454,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         print(str(e), file=sys.stderr)
-        return 2
+        return exit_codes.USAGE
     except KeyboardInterrupt:
-        return 130
+        return exit_codes.STOPPED
     except Exception as e:  # the one place an unexpected failure becomes a one-line message
         if args.debug:
             raise
@@ -451,7 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"nvfp4-tui: {type(e).__name__}: {e} (run with --debug for the traceback)",
             file=sys.stderr,
         )
-        return 1
+        return exit_codes.FAILED
 
 
 if __name__ == "__main__":

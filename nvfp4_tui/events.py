@@ -104,6 +104,11 @@ class PhaseFinished:
     # runner counted them. A short phase's last wave runs with fewer, and its throughput is no
     # capacity figure; None in snapshots recorded before it was counted.
     full_load_s: float | None = None
+    # How late the runner's event loop ran what became ready while the phase ran (seconds; see
+    # ``bench.loop_lag``): every TTFT and ITL of the phase may read up to this much long. None
+    # in runs recorded before it was measured. ``timing_doubt`` says when it matters.
+    loop_lag_p99_s: float | None = None
+    loop_lag_max_s: float | None = None
 
     @property
     def throughput_tps(self) -> float | None:

@@ -9,13 +9,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from nvfp4_tui.bench.session import Session
+from nvfp4_tui import exit_codes
+from nvfp4_tui.bench.session import Session, SessionResult
 from nvfp4_tui.events import EndpointStatus, Event, PhaseFinished, PhasePlan, RunStarted
 from nvfp4_tui.pane_json import PaneJsonLines
 from nvfp4_tui.profile import Profile, with_urls
 from nvfp4_tui.slo import Load, run_plans
+from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.suites import load_suites
 from nvfp4_tui.telemetry.source import GpuSource
+from nvfp4_tui.timing_doubt import describe_timing_doubt
 from nvfp4_tui.tui.plain_text import one_line
 
 
@@ -67,16 +70,18 @@ class PhasePrinter:
             if event.verify_wait_s >= 0.05
             else ""
         )
+        doubt = describe_timing_doubt(event)
+        late = f"  {doubt}" if doubt else ""
         print(
             f"{event.endpoint_id:<16} {event.suite:<10} {load.label:<9} "
             f"{event.requests:>4} req {event.errors:>3} err "
-            f"{throughput or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s{held}",
+            f"{throughput or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s{held}{late}",
             file=self.stream,
             flush=True,
         )
 
 
-async def _run_session(session: Session, panes: PaneJsonLines | None = None) -> str:
+async def _run_session(session: Session, panes: PaneJsonLines | None = None) -> SessionResult:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -94,7 +99,7 @@ async def _run_session(session: Session, panes: PaneJsonLines | None = None) -> 
             loop.remove_signal_handler(sig)
     if panes is not None:
         panes.print_now()  # the final figures, once every phase is over
-    return result.status
+    return result
 
 
 def run_headless(
@@ -119,16 +124,33 @@ def run_headless(
         gpu_sources=gpu_sources,
         on_message=lambda m: print(m, file=sys.stderr, flush=True),
     )
-    session.open()
+    try:
+        session.open()
+    except SnapshotError as error:
+        print(error, file=sys.stderr)
+        return exit_codes.USAGE
     for message in messages:
         print(message, file=sys.stderr)
     human = sys.stderr if json_lines else sys.stdout
     print(f"snapshot: {session.snapshot_path}", file=human, flush=True)
-    status = asyncio.run(_run_session(session, panes))
+    result = asyncio.run(_run_session(session, panes))
     if not json_lines:
         print_summary(session.snapshot_path)
-    print(f"run {status}; snapshot: {session.snapshot_path}", file=human)
-    return 0 if status == "complete" else 130
+    print(down_summary(result), end="", file=human)
+    print(f"run {result.status}; snapshot: {session.snapshot_path}", file=human)
+    return result.exit_code
+
+
+def down_summary(result: SessionResult) -> str:
+    """Lines naming the endpoints that ended the run down and why ("" when none did)."""
+    if not result.down:
+        return ""
+    lines = [
+        f"{endpoint_id:<16} was down: {one_line(why)}" for endpoint_id, why in result.down.items()
+    ]
+    if result.every_endpoint_down:
+        lines.append(f"every endpoint was down: exit {exit_codes.ALL_DOWN}")
+    return "".join(line + "\n" for line in lines)
 
 
 def run_profile(

@@ -36,6 +36,7 @@ from nvfp4_tui.bench.load import (
     run_open_loop,
     schedule_seed,
 )
+from nvfp4_tui.bench.loop_lag import LoopLagMonitor
 from nvfp4_tui.bench.outage import EndpointGate
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sweep import describe_stop, load_levels, phase_plan, stop_rule
@@ -63,6 +64,7 @@ RETRY_WAIT_CAP_S = 30.0  # the longest Retry-After honoured; a longer one is cut
 RETRY_BACKOFF_S = 0.5  # the first wait when the server gave no Retry-After; doubles per attempt
 WARMUP_MAX_TOKENS = 16
 VERIFY_BACKLOG = 32  # answers of one endpoint waiting for verification before its sends wait
+ALL_DOWN_MESSAGE = "every endpoint was down"
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,9 @@ class Runner:
         self.verify_tls = verify_tls
         self.plans = plan_phases(profile, suites)
         self.stop_reason: str | None = None  # why the run was cancelled, for its RunFinished
+        # Endpoints that ended their run down (health check failed, or an outage given up on),
+        # with why, in the order they went down.
+        self.down: dict[str, str] = {}
         give_up_s = profile.run.outage_give_up_s
         self._gates = {
             e.id: EndpointGate(e.id, emit, give_up_s=give_up_s) for e in profile.endpoints
@@ -119,6 +124,7 @@ class Runner:
         self._verify_wait_s: dict[str, float] = defaultdict(float)
         self._judge = _judge_config(profile)
         self._judge_http: aiohttp.ClientSession | None = None
+        self._loop_lag = LoopLagMonitor()
 
     @property
     def paused(self) -> bool:
@@ -140,7 +146,12 @@ class Runner:
                 self.emit(EndpointStatus(time.time(), gate.endpoint_id, "running"))
 
     async def run(self) -> str:
-        """Run the whole plan; returns the final status ("complete" or "aborted")."""
+        """Run the whole plan; returns the final status.
+
+        ``aborted`` when every endpoint ended its run down: no endpoint ran its plan, and a run
+        that read ``complete`` would tell a script it succeeded. Some endpoints down and others
+        fine is ``complete``; ``down`` says which were down.
+        """
         self.emit(
             RunStarted(
                 t=time.time(),
@@ -152,6 +163,7 @@ class Runner:
         )
         if self._judge is not None:
             self._judge_http = aiohttp.ClientSession()
+        lag_probe = asyncio.create_task(self._loop_lag.run())
         tasks = [asyncio.create_task(self._run_endpoint(e)) for e in self.profile.endpoints]
         try:
             await asyncio.gather(*tasks)
@@ -162,21 +174,28 @@ class Runner:
             self.emit(RunFinished(time.time(), "aborted", self.stop_reason or "cancelled"))
             raise
         finally:
+            lag_probe.cancel()
             if self._judge_http is not None:
                 await self._judge_http.close()
+        if self.down and len(self.down) == len(self.profile.endpoints):
+            message = f"{ALL_DOWN_MESSAGE}: {', '.join(self.down)}"
+            self.emit(RunFinished(time.time(), "aborted", message))
+            return "aborted"
         self.emit(RunFinished(time.time(), "complete"))
         return "complete"
 
     def _timeouts(self) -> Timeouts:
         return Timeouts(total_s=self.profile.run.timeout_s)
 
-    def _client(self, endpoint: Endpoint, concurrency: int) -> EndpointClient:
+    def _client(
+        self, endpoint: Endpoint, concurrency: int, timeouts: Timeouts | None = None
+    ) -> EndpointClient:
         key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
         return EndpointClient(
             endpoint.url,
             endpoint.model,
             concurrency=concurrency,
-            timeouts=self._timeouts(),
+            timeouts=timeouts or self._timeouts(),
             api_key=self.api_keys.get(endpoint.id, key),
             verify_tls=self.verify_tls and endpoint.verify_tls,
         )
@@ -196,7 +215,9 @@ class Runner:
         async with self._client(endpoint, 1) as probe:
             healthy, message = await probe.health()
             if not healthy:
+                self.down[endpoint.id] = message
                 self.emit(status(time.time(), endpoint.id, "down", message))
+                await self._record_first_request(endpoint, phases[0])
                 return
             if self.profile.run.warmup:
                 self.emit(status(time.time(), endpoint.id, "warmup"))
@@ -215,9 +236,45 @@ class Runner:
             finally:
                 await gate.close()
         if gate.gave_up is not None:
+            self.down[endpoint.id] = gate.gave_up
             self.emit(status(time.time(), endpoint.id, "down", gate.gave_up))
         else:
             self.emit(status(time.time(), endpoint.id, "done", stopped))
+
+    async def _record_first_request(self, endpoint: Endpoint, phase: Phase) -> None:
+        """Send the first request of a down endpoint's plan once, and record it as its phase.
+
+        Without a row, an endpoint down from the start leaves nothing in the requests table and
+        its tables read 0 errors. One real attempt records how it fails, with its real kind
+        (``connect`` when refused); the rest of the plan is not sent, since a dead fleet would
+        otherwise write one identical row per planned request, thousands in a long plan.
+        """
+        plan = phase.plan
+        self.emit(PhaseStarted(time.time(), endpoint.id, plan.suite, plan.concurrency, phase.index))
+        # No longer than its health check was given: a server that hangs costs seconds here,
+        # not the minutes a request's first-byte timeout allows.
+        timeouts = Timeouts(total_s=min(self.profile.run.timeout_s, Timeouts().health_s))
+        started = time.perf_counter()
+        async with self._client(endpoint, 1, timeouts) as client:
+            record = await self._measure(
+                client, endpoint, phase, phase.suite.prompts[0], 0, TokenMeter()
+            )
+        self.emit(record)
+        failed = record.status == "error"
+        self.emit(
+            PhaseFinished(
+                t=time.time(),
+                endpoint_id=endpoint.id,
+                suite=plan.suite,
+                concurrency=plan.concurrency,
+                phase_index=phase.index,
+                requests=1,
+                errors=int(failed),
+                output_tokens=0 if failed else record.tokens_out or 0,
+                wall_s=time.perf_counter() - started,
+                limit="endpoint_down",
+            )
+        )
 
     def _request(self, suite: Suite, prompt: Prompt, warmup: bool = False) -> ChatRequest:
         run = self.profile.run
@@ -267,20 +324,23 @@ class Runner:
 
         slots = plan.concurrency if schedule is None else plan.concurrency or OPEN_LOOP_SLOTS
         sent: OpenLoopResult | None = None
-        async with self._client(endpoint, slots) as client:
-            reporter = asyncio.create_task(self._report_progress(endpoint.id, meter))
-            try:
-                if schedule is None:
-                    await self._closed_loop(client, endpoint, phase, meter, limits, trims, finished)
-                else:
-                    sent = await self._open_loop(
-                        client, endpoint, phase, meter, limits, trims, schedule, finished
-                    )
-            except asyncio.CancelledError:
-                await self._verified(endpoint.id, cancel=True)
-                raise
-            finally:
-                reporter.cancel()
+        with self._loop_lag.window() as lag:
+            async with self._client(endpoint, slots) as client:
+                reporter = asyncio.create_task(self._report_progress(endpoint.id, meter))
+                try:
+                    if schedule is None:
+                        await self._closed_loop(
+                            client, endpoint, phase, meter, limits, trims, finished
+                        )
+                    else:
+                        sent = await self._open_loop(
+                            client, endpoint, phase, meter, limits, trims, schedule, finished
+                        )
+                except asyncio.CancelledError:
+                    await self._verified(endpoint.id, cancel=True)
+                    raise
+                finally:
+                    reporter.cancel()
         wall_s = time.perf_counter() - started
         meter.advance()
         await self._verified(endpoint.id)
@@ -304,6 +364,8 @@ class Runner:
                 limit=limits.hit,
                 sweep_stop=rule,
                 verify_wait_s=self._verify_wait_s.pop(endpoint.id, 0.0),
+                loop_lag_p99_s=lag.p99_s,
+                loop_lag_max_s=lag.max_s,
             )
         )
         return describe_stop(rule, tracker.points(), tracker.targets) if rule else None

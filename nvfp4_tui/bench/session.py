@@ -20,6 +20,7 @@ from typing import Any
 
 import aiohttp
 
+from nvfp4_tui import exit_codes
 from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.events import Event, GpuSample
 from nvfp4_tui.heap import TRIM_INTERVAL_S, release_free_heap
@@ -40,6 +41,15 @@ class SessionResult:
     status: str
     snapshot: Path
     messages: list[str] = field(default_factory=list)
+    down: dict[str, str] = field(default_factory=dict)  # endpoint id -> why it ended down
+    every_endpoint_down: bool = False  # the run ended on its own because no endpoint was up
+
+    @property
+    def exit_code(self) -> int:
+        """The process's exit code for this run (``nvfp4_tui.exit_codes``)."""
+        if self.status == "complete":
+            return exit_codes.OK
+        return exit_codes.ALL_DOWN if self.every_endpoint_down else exit_codes.STOPPED
 
 
 def resolved_profile(profile: Profile) -> dict[str, Any]:
@@ -126,8 +136,11 @@ class Session:
             asyncio.create_task(_release_heap_periodically()),
         ]
         status = "aborted"
+        every_endpoint_down = False
         try:
             status = await run_task
+            # Not cancelled: the runner ends aborted on its own only when every endpoint was down.
+            every_endpoint_down = status == "aborted"
         except asyncio.CancelledError:
             status = "aborted"
         finally:
@@ -146,7 +159,9 @@ class Session:
             except SnapshotError as error:
                 # What reached the disk stays readable; a reader sees the writer gone.
                 note(f"the snapshot could not be finished: {error}")
-        return SessionResult(status, self.snapshot_path, messages)
+        return SessionResult(
+            status, self.snapshot_path, messages, dict(self.runner.down), every_endpoint_down
+        )
 
     async def _scrape_server_metrics(self, note: Callable[[str], None]) -> None:
         def on_status(status: MetricsStatus) -> None:

@@ -22,9 +22,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from nvfp4_tui import exit_codes
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.events import Event, encode
 from nvfp4_tui.profile import Profile, load_profile, with_overrides, with_urls
+from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.suites import load_suites
 
 PIPE_FLUSH_S = 0.05
@@ -164,7 +166,7 @@ def _stdin_is_pipe() -> bool:
 
 
 async def _main(spec: WorkerSpec, events_fd: int) -> int:
-    from nvfp4_tui.launch import telemetry_for_run
+    from nvfp4_tui.launch import down_summary, telemetry_for_run
 
     profile, sources, messages = telemetry_for_run(spec.profile(), spec.gpu_telemetry)
     suites = load_suites(profile.suites_dir, profile.run.suites)
@@ -178,7 +180,11 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
         on_message=_print_message,
         run_id=spec.run_id,
     )
-    session.open()
+    try:
+        session.open()
+    except SnapshotError as error:
+        print(error, file=sys.stderr, flush=True)
+        return exit_codes.USAGE
     for message in messages:
         print(message, file=sys.stderr, flush=True)
     print(json.dumps({"snapshot": str(session.snapshot_path)}), file=sys.stderr, flush=True)
@@ -200,7 +206,10 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
         if commands:
             commands.cancel()
         pipe.flush_all()
-    return 0 if result.status == "complete" else 130
+    # The UI prints these after it closes, as `run --headless` prints them after its tables.
+    for line in down_summary(result).splitlines():
+        _print_message(line)
+    return result.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:

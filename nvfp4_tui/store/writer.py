@@ -94,6 +94,40 @@ def _fitting_frame(
     return fitting, events_to_frame(table, fitting), error
 
 
+def check_out_root(root: Path, min_free_mib: int = DEFAULT_MIN_FREE_MIB) -> None:
+    """Raise SnapshotError (one line) unless snapshots can be written under ``root``.
+
+    The launcher asks before it starts a simulator, a UI or a worker, so that a bad ``--out`` is
+    refused as bad input, before the run starts; ``SnapshotWriter.open`` checks its own
+    directory again.
+    """
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        _probe_write(root)
+    except OSError as exc:
+        raise SnapshotError(f"cannot write snapshots to {root}: {error_text(exc)}") from exc
+    _check_free_space(root, min_free_mib)
+
+
+def _probe_write(directory: Path) -> None:
+    probe = directory / f".write-probe-{os.getpid()}.tmp"
+    try:
+        with open(probe, "wb") as out:
+            out.write(b"probe")
+            os.fsync(out.fileno())
+    finally:
+        probe.unlink(missing_ok=True)
+
+
+def _check_free_space(directory: Path, min_free_mib: int) -> None:
+    free_mib = shutil.disk_usage(directory).free // _MIB
+    if free_mib < min_free_mib:
+        raise SnapshotError(
+            f"cannot write snapshot to {directory}: {free_mib} MiB free, "
+            f"need at least {min_free_mib} MiB"
+        )
+
+
 class SnapshotWriter:
     """Writes one run's snapshot; ``add`` is cheap and safe to call while a flush runs."""
 
@@ -131,8 +165,8 @@ class SnapshotWriter:
             self.path.mkdir(parents=True, exist_ok=True)
             if any(self.path.iterdir()):
                 raise SnapshotError(f"cannot write snapshot to {self.path}: directory is not empty")
-            self._probe()
-            self._check_free_space()
+            _probe_write(self.path)
+            _check_free_space(self.path, self.min_free_mib)
             for table in TABLES:
                 (self.path / table).mkdir()
             write_manifest(self.path, self.manifest)
@@ -143,23 +177,6 @@ class SnapshotWriter:
             self._remove_if_unused(existed)
             raise
         self._opened = True
-
-    def _probe(self) -> None:
-        probe = self.path / f".write-probe-{os.getpid()}.tmp"
-        try:
-            with open(probe, "wb") as out:
-                out.write(b"probe")
-                os.fsync(out.fileno())
-        finally:
-            probe.unlink(missing_ok=True)
-
-    def _check_free_space(self) -> None:
-        free_mib = shutil.disk_usage(self.path).free // _MIB
-        if free_mib < self.min_free_mib:
-            raise SnapshotError(
-                f"cannot write snapshot to {self.path}: {free_mib} MiB free, "
-                f"need at least {self.min_free_mib} MiB"
-            )
 
     def _remove_if_unused(self, existed: bool) -> None:
         if existed or not self.path.is_dir():

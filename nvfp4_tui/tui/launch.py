@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nvfp4_tui import exit_codes
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.profile import Profile
 from nvfp4_tui.sources.base import EventSource
@@ -23,12 +24,14 @@ from nvfp4_tui.tui.app import FleetApp
 if TYPE_CHECKING:
     from nvfp4_tui.compare import Comparison
 
-# The worker's own exit codes: the run completed, or it was stopped (by the UI, or a signal).
-WORKER_OK = (0, 130)
+# The worker's exit codes that are the run's own outcome, passed on as the command's: completed,
+# bad output directory, every endpoint down, stopped (by the UI, or a signal).
+WORKER_OUTCOMES = (exit_codes.OK, exit_codes.USAGE, exit_codes.ALL_DOWN, exit_codes.STOPPED)
 
 
 def run_with_ui(profile: Profile, out_root: Path, *, gpu_telemetry: str | None = None) -> int:
-    """Run ``profile`` in a worker process under the live UI; 0 unless the worker failed."""
+    """Run ``profile`` in a worker process under the live UI; the exit code of ``run --headless``
+    (``nvfp4_tui.exit_codes``) except that a run the user stopped from the UI exits 0."""
     source = LiveSource(WorkerSpec.of(profile, out_root, gpu_telemetry))
     app = FleetApp(source)
 
@@ -47,10 +50,12 @@ def run_with_ui(profile: Profile, out_root: Path, *, gpu_telemetry: str | None =
     worker_rc = source.process.returncode if source.process else None
     if source.snapshot_path is not None:
         print(f"snapshot: {source.snapshot_path}")
-    if worker_rc is not None and worker_rc not in WORKER_OK:
+    if worker_rc is not None and worker_rc not in WORKER_OUTCOMES:
         print(f"error: the run's worker process exited with code {worker_rc}", file=sys.stderr)
-        return 1
-    return 1 if app.source_error else 0
+        return exit_codes.FAILED
+    if worker_rc in (exit_codes.USAGE, exit_codes.ALL_DOWN):
+        return worker_rc  # its one-line reason is among the messages printed above
+    return exit_codes.FAILED if app.source_error else exit_codes.OK
 
 
 def _source_clock(source: EventSource) -> Callable[[], float]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from nvfp4_tui.bench.session import Session
+from nvfp4_tui.events import EndpointStatus
 from nvfp4_tui.profile import load_profile, with_urls
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.store.reader import open_snapshot
@@ -73,9 +74,13 @@ def test_faults_stay_on_their_endpoint(tmp_path: Path) -> None:
         assert frame.get_column("status").to_list() == ["error"] * 4, eid
         assert set(frame.get_column("error_kind")) == {kind}, eid
         assert frame.get_column("score_heuristic").null_count() == 4  # no score, never 0
-    assert "edown" not in per_endpoint  # down from the start: reported, skipped
-    statuses = [e for e in snapshot.events() if getattr(e, "endpoint_id", None) == "edown"]
-    assert [e.status for e in statuses][-1] == "down"
+    # Down from the start: reported, its first request tried once and recorded, the rest skipped.
+    edown = per_endpoint["edown"]
+    assert edown.get_column("error_kind").to_list() == ["connect"]
+    statuses = [
+        e for e in snapshot.events() if isinstance(e, EndpointStatus) and e.endpoint_id == "edown"
+    ]
+    assert statuses[-1].status == "down"
 
     notools = per_endpoint["notools"]
     tool_rows = notools.filter(pl.col("suite") == "tools")

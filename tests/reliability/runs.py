@@ -95,10 +95,12 @@ def statuses_of(events: Sequence[Event], endpoint_id: str) -> list[EndpointStatu
 
 
 def pointed_at(path: Path, urls: dict[str, str]) -> Path:
-    """A copy of the profile whose endpoints point where the simulator really listens."""
+    """A copy of the profile whose simulated endpoints point where the simulator really listens
+    (endpoints it does not serve keep their own URL)."""
     text = path.read_text()
     for endpoint in load_profile(path).endpoints:
-        text = text.replace(f'url = "{endpoint.url}"', f'url = "{urls[endpoint.id]}"')
+        url = urls.get(endpoint.id, endpoint.url)
+        text = text.replace(f'url = "{endpoint.url}"', f'url = "{url}"')
     live = path.with_name("live.toml")
     live.write_text(text)
     return live

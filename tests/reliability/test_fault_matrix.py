@@ -164,7 +164,11 @@ def test_a_retry_after_is_recorded_not_obeyed_by_default(matrix: Matrix) -> None
 
 
 def test_an_endpoint_refusing_from_the_start_is_down_with_a_connect_reason(matrix: Matrix) -> None:
-    assert DOWN not in rows_of(matrix.faulty)
+    # Its first planned request is tried once and recorded; the rest of its plan is not sent.
+    rows = rows_of(matrix.faulty)[DOWN]
+    assert rows.get_column("status").to_list() == ["error"]
+    assert rows.get_column("error_kind").to_list() == ["connect"]
+    assert rows.get_column("request_index").to_list() == [0]
     statuses = statuses_of(matrix.faulty.events(), DOWN)
     assert statuses[-1].status == "down"
     assert statuses[-1].message is not None
@@ -193,12 +197,14 @@ def test_the_faulty_run_finishes_its_plan(matrix: Matrix) -> None:
     started = next(e for e in events if isinstance(e, RunStarted))
     planned = {p.endpoint_id: p.requests for p in started.phases}
     finished = {e.endpoint_id: e for e in events if isinstance(e, PhaseFinished)}
-    assert set(finished) == set(planned) - {DOWN}
+    assert set(finished) == set(planned)
+    down = finished.pop(DOWN)
+    assert (down.requests, down.errors, down.limit) == (1, 1, "endpoint_down")
     for endpoint_id, phase in finished.items():
         assert phase.requests == planned[endpoint_id] == REQUESTS, endpoint_id
         assert statuses_of(events, endpoint_id)[-1].status == "done"
     errors = matrix.faulty.requests().filter(pl.col("status") == "error")
-    assert set(errors.get_column("endpoint_id")) == {f.endpoint_id for f in FAULTS}
+    assert set(errors.get_column("endpoint_id")) == {f.endpoint_id for f in FAULTS} | {DOWN}
 
 
 async def test_the_ui_stays_responsive_on_the_faulty_run(matrix: Matrix) -> None:
@@ -210,7 +216,7 @@ async def test_the_ui_stays_responsive_on_the_faulty_run(matrix: Matrix) -> None
         await source.drained.wait()
         await pilot.pause()
         assert app.state.status == "complete"
-        assert app.state.errors == len(FAULTS) * REQUESTS
+        assert app.state.errors == len(FAULTS) * REQUESTS + 1  # and the down endpoint's one
         # A detail screen draws charts (about half a second here): the most hostile few.
         for endpoint_id in ("huge_line", DOWN):
             app.open_detail(endpoint_id)

@@ -129,10 +129,10 @@ def test_unwritable_directory_is_reported_before_the_run(tmp_path: Path) -> None
 
 
 def test_probe_failure_is_reported_and_nothing_is_left(tmp_path: Path, monkeypatch) -> None:
-    def refuse(self: SnapshotWriter) -> NoReturn:
+    def refuse(directory: Path) -> NoReturn:
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(SnapshotWriter, "_probe", refuse)
+    monkeypatch.setattr(writer_module, "_probe_write", refuse)
     writer = SnapshotWriter(tmp_path, "run-1", {})
     with pytest.raises(SnapshotError, match=r"run-1: \[Errno 13\] Permission denied$"):
         writer.open()

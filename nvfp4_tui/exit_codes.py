@@ -1,0 +1,16 @@
+"""The exit codes of ``nvfp4-tui``: one list, the one the README's "Exit codes" section shows."""
+
+from __future__ import annotations
+
+OK = 0
+# Something unexpected (a bug, a worker process that died); also `follow` of an aborted run.
+FAILED = 1
+# Bad input: the command line, a profile, a suite, a snapshot, or an output directory that
+# cannot be written. Nothing was run.
+USAGE = 2
+# A run ended on its own with every endpoint down (refusing, not serving the model, or given up
+# on after an outage): no endpoint ran its plan, so a script must not read success.
+ALL_DOWN = 3
+# A headless run (or the UI's worker) stopped before its plan ended: Ctrl-C, SIGTERM, SIGHUP, the
+# UI's stop, a snapshot that could no longer be written.
+STOPPED = 130

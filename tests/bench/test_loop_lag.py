@@ -1,0 +1,142 @@
+"""The runner measures its own event-loop lag per phase and flags phases it could have distorted.
+
+The probe is checked against blocking injected on the loop (a ``time.sleep`` inside a callback,
+as a long parse or a busy box would stall it), then through a real run against the simulator,
+where a subscriber that blocks on every finished request makes the phase's timings doubtful.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+from nvfp4_tui.bench.loop_lag import PROBE_INTERVAL_S, LagWindow, LoopLagMonitor
+from nvfp4_tui.events import Event, PhaseFinished, RequestFinished, decode, encode, to_dict
+from nvfp4_tui.launch import PhasePrinter
+from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.sim.process import SimProcess
+from nvfp4_tui.timing_doubt import TIMING_DOUBT_LAG_S, describe_timing_doubt, timing_doubt
+from tests.integration.fleet_files import endpoint_toml
+from tests.reliability.runs import record_run, write_run_profile
+
+STALL_S = 0.05
+# The probe may have been due up to one interval after the stall began: it reads at least this.
+STALL_READ_AT_LEAST_S = STALL_S - PROBE_INTERVAL_S
+SETTLE_S = 3 * PROBE_INTERVAL_S  # a few probes before and after a stall
+QUIET_S = 0.3
+BLOCK_PER_REQUEST_S = 0.03
+T0 = 1_796_203_800.0
+PHASE = PhaseFinished(T0, "e0", "english", 4, 0, 8, 0, 800, 4.0)
+
+
+@contextlib.asynccontextmanager
+async def probing() -> AsyncIterator[LoopLagMonitor]:
+    monitor = LoopLagMonitor()
+    task = asyncio.create_task(monitor.run())
+    try:
+        yield monitor
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def _stall(window_monitor: LoopLagMonitor) -> LagWindow:
+    with window_monitor.window() as window:
+        await asyncio.sleep(SETTLE_S)
+        time.sleep(STALL_S)  # the loop is blocked: nothing else runs meanwhile
+        await asyncio.sleep(SETTLE_S)
+    return window
+
+
+async def test_a_stall_on_the_loop_reads_as_lag() -> None:
+    async with probing() as monitor:
+        window = await _stall(monitor)
+    assert window.max_s is not None and window.max_s >= STALL_READ_AT_LEAST_S
+    assert window.p99_s is not None and window.p99_s >= STALL_READ_AT_LEAST_S
+
+
+async def test_a_quiet_loop_reads_far_less_than_a_stall() -> None:
+    async with probing() as monitor:
+        with monitor.window() as quiet:
+            await asyncio.sleep(QUIET_S)
+        stalled = await _stall(monitor)
+    assert quiet.p99_s is not None and stalled.max_s is not None
+    # Loose on purpose: on a shared, busy machine a quiet loop still lags a little.
+    assert quiet.p99_s < STALL_READ_AT_LEAST_S <= stalled.max_s
+
+
+async def test_only_the_windows_open_during_a_stall_see_it() -> None:
+    async with probing() as monitor:
+        with monitor.window() as phase_a:
+            with monitor.window() as phase_b:
+                await asyncio.sleep(SETTLE_S)
+            stalled = await _stall(monitor)
+        assert phase_a.max_s is not None and phase_b.max_s is not None
+        assert phase_a.max_s >= STALL_READ_AT_LEAST_S  # it was open through the stall
+        assert phase_b.max_s < STALL_READ_AT_LEAST_S <= (stalled.max_s or 0.0)
+
+
+def test_the_doubt_is_the_lag_p99_above_the_threshold() -> None:
+    assert timing_doubt(PHASE) is None  # recorded before the lag was measured
+    assert timing_doubt(replace(PHASE, loop_lag_p99_s=TIMING_DOUBT_LAG_S)) is None
+    doubtful = replace(PHASE, loop_lag_p99_s=0.023, loop_lag_max_s=0.081)
+    assert timing_doubt(doubtful) == 0.023
+    assert describe_timing_doubt(doubtful) == (
+        "timings may be up to 23 ms late: event loop lag p99, max 81 ms"
+    )
+    assert describe_timing_doubt(replace(PHASE, loop_lag_p99_s=0.001)) is None
+
+
+def test_the_headless_line_of_a_doubtful_phase_says_how_late() -> None:
+    stream = io.StringIO()
+    printer = PhasePrinter(stream)
+    printer(replace(PHASE, loop_lag_p99_s=0.0004, loop_lag_max_s=0.002))
+    printer(replace(PHASE, phase_index=1, loop_lag_p99_s=0.023, loop_lag_max_s=0.081))
+    trusted, doubtful = stream.getvalue().splitlines()
+    assert "late" not in trusted
+    assert doubtful.endswith("timings may be up to 23 ms late: event loop lag p99, max 81 ms")
+
+
+def test_phase_events_with_and_without_the_lag_decode() -> None:
+    measured = replace(PHASE, loop_lag_p99_s=0.0125, loop_lag_max_s=0.04)
+    assert decode(encode(measured)) == measured
+    older = {k: v for k, v in to_dict(PHASE).items() if not k.startswith("loop_lag")}
+    decoded = decode(json.dumps(older))
+    assert isinstance(decoded, PhaseFinished)
+    assert decoded.loop_lag_p99_s is None and decoded.loop_lag_max_s is None
+
+
+def test_a_run_records_each_phase_lag_and_flags_a_blocked_one(tmp_path: Path) -> None:
+    requests = 4
+    path = write_run_profile(
+        tmp_path,
+        [endpoint_toml("e0", 0, decode_tps=100.0, ttft_s=0.05)],
+        requests=requests,
+        concurrency=2,
+        timeout_s=10.0,
+    )
+
+    def block(event: Event) -> None:
+        if isinstance(event, RequestFinished):
+            time.sleep(BLOCK_PER_REQUEST_S)  # a subscriber that holds the loop
+
+    with SimProcess(path, port_base=0) as sim:
+        live = with_urls(load_profile(path), sim.urls)
+        _, quiet = asyncio.run(record_run(live, tmp_path / "quiet"))
+        _, blocked = asyncio.run(record_run(live, tmp_path / "blocked", subscribers=[block]))
+
+    (quiet_phase,) = [e for e in quiet.events() if isinstance(e, PhaseFinished)]
+    assert quiet_phase.loop_lag_p99_s is not None and quiet_phase.loop_lag_max_s is not None
+    assert 0 <= quiet_phase.loop_lag_p99_s <= quiet_phase.loop_lag_max_s
+    (blocked_phase,) = [e for e in blocked.events() if isinstance(e, PhaseFinished)]
+    assert blocked_phase.requests == requests
+    # Each block reads as at least its length less one probe interval.
+    assert (blocked_phase.loop_lag_max_s or 0.0) >= BLOCK_PER_REQUEST_S - PROBE_INTERVAL_S
+    assert timing_doubt(blocked_phase) is not None
