@@ -2,10 +2,12 @@
 
 The sample ships with the repository so that ``nvfp4-tui replay snapshots/sample-demo`` works
 right after install; run this script again whenever the snapshot format changes. It serves the
-demo profile's simulator in its own process and records one session against it (every suite at
-concurrency 1 and 4, one request per prompt, answers capped at 512 tokens). The simulator runs
-in real time by default, so the recorded speeds are the demo fleet's own; ``--time-scale``
-makes a quicker but faster-looking sample.
+demo profile's simulator in its own process and records one session against it with the demo's
+own plan (every suite at concurrency 1 and 4, ``requests`` per prompt, its ``max_tokens``), so
+the sample shows what ``nvfp4-tui demo`` shows: the same answer lengths, the same cut-offs, the
+same short c=4 phases. The simulator runs in real time by default, so the recorded speeds are
+the demo fleet's own; ``--time-scale`` makes a quicker sample whose tok/s are that many times
+the demo fleet's.
 
     python scripts/make_sample_snapshot.py [--time-scale X]
 """
@@ -31,16 +33,12 @@ REPO = Path(__file__).resolve().parents[1]
 PROFILE = Path("profiles/demo.toml")  # relative: the manifest must not name this machine's paths
 OUT_ROOT = Path("snapshots")
 SAMPLE_ID = "sample-demo"
-MAX_TOKENS = 512
-MAX_SIZE_BYTES = 1_000_000
+MAX_SIZE_BYTES = 1_500_000
 
 
 def record(time_scale: float) -> Path:
     profile = load_profile(PROFILE)
-    run = replace(
-        profile.run, name=SAMPLE_ID, concurrency=(1, 4), requests=1, max_tokens=MAX_TOKENS
-    )
-    profile = replace(profile, run=run)
+    profile = replace(profile, run=replace(profile.run, name=SAMPLE_ID))
     shutil.rmtree(OUT_ROOT / SAMPLE_ID, ignore_errors=True)
     with SimProcess(profile.path, time_scale=time_scale) as sim:
         live, sources, messages = telemetry_for_run(with_urls(profile, sim.urls), "sim")
