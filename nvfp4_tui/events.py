@@ -32,6 +32,9 @@ class EndpointInfo:
     active_params_b: float | None = None
     experts: int | None = None
     simulated: bool = False
+    # A simulator run faster than real time (demo --time-scale): its every speed reads this
+    # many times the modelled GPU's, and the views say so.
+    time_scale: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import TextIO
 from nvfp4_tui import exit_codes
 from nvfp4_tui.bench.session import Session, SessionResult
 from nvfp4_tui.events import EndpointStatus, Event, PhaseFinished, PhasePlan, RunStarted
+from nvfp4_tui.figures.leaderboard import STEADY_SHARE
 from nvfp4_tui.pane_json import PaneJsonLines
 from nvfp4_tui.profile import Profile, with_urls
 from nvfp4_tui.slo import Load, run_plans
@@ -72,10 +73,15 @@ class PhasePrinter:
         )
         doubt = describe_timing_doubt(event)
         late = f"  {doubt}" if doubt else ""
+        full = ""
+        if event.full_load_s is not None and event.wall_s > 0:
+            share = event.full_load_s / event.wall_s
+            steady = "" if share >= STEADY_SHARE else " (not steady)"
+            full = f"  full load {share:>4.0%}{steady}"
         print(
             f"{event.endpoint_id:<16} {event.suite:<10} {load.label:<9} "
             f"{event.requests:>4} req {event.errors:>3} err "
-            f"{throughput or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s{held}{late}",
+            f"{throughput or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s{full}{held}{late}",
             file=self.stream,
             flush=True,
         )
@@ -176,7 +182,7 @@ def run_demo(
     from nvfp4_tui.sim.process import SimProcess
 
     with SimProcess(profile.path, time_scale=time_scale) as sim:
-        live = with_urls(profile, sim.urls)
+        live = with_urls(profile, sim.urls, time_scale)
         if headless:
             live, sources, messages = telemetry_for_run(live, gpu_telemetry)
             return run_headless(live, out_root, sources, messages, json_lines=json_lines)

@@ -105,6 +105,7 @@ class Endpoint:
     sim: SimSpec | None = None
     slo: SloTargets | None = None  # None: the run's
     verify_tls: bool = True  # False: an https endpoint's certificate is not checked (said loudly)
+    time_scale: float = 1.0  # a simulator's clock factor (demo --time-scale)
 
     @property
     def info(self) -> EndpointInfo:
@@ -118,6 +119,7 @@ class Endpoint:
             active_params_b=self.active_params_b,
             experts=self.experts,
             simulated=self.sim is not None,
+            time_scale=self.time_scale,
         )
 
     def with_url(self, url: str) -> Endpoint:
@@ -591,9 +593,13 @@ def _check_option(name: str, value: Any, check: Callable[[Any], Any], expected: 
         raise ConfigError([f"{name}: expected {expected}, got {value}"])
 
 
-def with_urls(profile: Profile, urls: dict[str, str]) -> Profile:
-    """The profile with some endpoints moved to new base URLs (e.g. where a simulator serves them)."""
-    endpoints = tuple(e.with_url(urls[e.id]) if e.id in urls else e for e in profile.endpoints)
+def with_urls(profile: Profile, urls: dict[str, str], time_scale: float = 1.0) -> Profile:
+    """The profile with some endpoints moved to new base URLs (e.g. where a simulator serves
+    them, on a clock ``time_scale`` times real time)."""
+    endpoints = tuple(
+        replace(e, url=urls[e.id], time_scale=time_scale) if e.id in urls else e
+        for e in profile.endpoints
+    )
     return replace(profile, endpoints=endpoints)
 
 

@@ -43,6 +43,7 @@ from nvfp4_tui.slo import (
 )
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 from nvfp4_tui.tables import format_table
+from nvfp4_tui.timing_doubt import timing_doubt
 
 REPORT_FORMATS = ("text", "json", "markdown")
 CHART_WIDTH = 72
@@ -143,6 +144,7 @@ def fold_snapshot(requests: pl.DataFrame, events: Sequence[Event]) -> Leaderboar
                     e.output_tokens,
                     e.wall_s,
                     e.full_load_s,
+                    e.loop_lag_p99_s,
                 )
             )
     return fold
@@ -234,9 +236,11 @@ def summary_tables(board: Board, score_name: str) -> list[Table]:
                 f"{(rel - 1) * 100:+.0f}%" if rel is not None and mean else "—",
             ]
         )
+    scale = max((e.time_scale for e in board.endpoints), default=1.0)
+    scaled = f"; simulator ×{scale:g}: every speed ×{scale:g}" if scale != 1.0 else ""
     tables.append(
         (
-            f"Speed (mean per request, {_at(board.base_load)})",
+            f"Speed (mean per request, {_at(board.base_load)}{scaled})",
             ["endpoint", "class", "decode tok/s", "e2e tok/s", "vs class avg"],
             speed_body,
         )
@@ -277,8 +281,8 @@ def summary_tables(board: Board, score_name: str) -> list[Table]:
     if routes:
         tables.append(
             (
-                f"Route by task ({score} score: the fastest endpoint within the best one's 95% "
-                f"interval, {_at(quality.load)})",
+                f"Route by task ({score} score over every load level: the fastest endpoint at "
+                f"{_at(quality.load)} within the best one's 95% interval)",
                 ["suite", "route to", "quality", "decode tok/s", "best", "best 95% interval"],
                 [
                     [
@@ -328,6 +332,7 @@ def leaderboard_table(board: Board, score_name: str) -> Table:
             _fmt(r.ttft_p50_s, ".3f"),
             _fmt(r.throughput_tps, ".1f"),
             _fmt(None if r.full_load_share is None else r.full_load_share * 100, ".0f"),
+            _fmt(None if r.timing_doubt_s is None else r.timing_doubt_s * 1000, ".0f"),
             str(r.errors),
             str(r.suspect),
         ]
@@ -346,6 +351,7 @@ def leaderboard_table(board: Board, score_name: str) -> Table:
         "TTFT p50 s",
         "agg tok/s",
         "full load %",
+        "timing doubt ms",
         "errors",
         "suspect",
     ]
@@ -420,6 +426,32 @@ def throughput_chart(board: Board) -> str | None:
     return "\n".join(line.rstrip() for line in text.splitlines())
 
 
+def doubt_table(events: Sequence[Event], endpoints: Sequence[EndpointInfo]) -> Table | None:
+    """The phases whose timings the runner's own event-loop lag may have distorted, and by how
+    much; None when there are none (or the run predates the measurement)."""
+    rates = plan_rates(events)
+    labels = {e.id: e.label for e in endpoints}
+    body = [
+        [
+            labels.get(e.endpoint_id, e.endpoint_id),
+            e.suite,
+            Load.of(e.concurrency, rates.rate(e.t, e.endpoint_id, e.phase_index)).label,
+            f"{doubt * 1000:.0f}",
+            _fmt(None if e.loop_lag_max_s is None else e.loop_lag_max_s * 1000, ".0f"),
+        ]
+        for e in events
+        if isinstance(e, PhaseFinished) and (doubt := timing_doubt(e)) is not None
+    ]
+    if not body:
+        return None
+    return (
+        "Timing doubt: the client's event loop ran late, so these phases' TTFT and ITL may read "
+        "up to its lag p99 long",
+        ["endpoint", "suite", "load", "loop lag p99 ms", "max ms"],
+        body,
+    )
+
+
 def snapshot_board(snapshot: Snapshot) -> Board:
     return board_of(snapshot.requests(), snapshot.report_events())
 
@@ -432,6 +464,9 @@ def report_tables(
     board = board_of(snapshot.requests(), events)
     score = board.shown_score(score_name)
     tables = summary_tables(board, score)
+    doubts = doubt_table(events, board.endpoints)
+    if doubts is not None:
+        tables.append(doubts)
     capacity = capacity_rows(events)
     if capacity:
         tables.append(capacity_table(capacity, board.endpoints))

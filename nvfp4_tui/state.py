@@ -71,11 +71,6 @@ def _finite(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
 
-def _level_order(concurrency: int, rate_rps: float | None) -> tuple[bool, float, int]:
-    """Load levels lowest first, closed loop before open (as ``slo.Load.order``)."""
-    return (*Load.of(concurrency, rate_rps).order, concurrency)
-
-
 def _finished_t(event: RequestFinished) -> float:
     """When the request ended: RequestFinished.t is when it was sent."""
     e2e_s = _finite(event.e2e_s)
@@ -574,6 +569,7 @@ class EndpointState:
                 event.output_tokens,
                 event.wall_s,
                 event.full_load_s,
+                event.loop_lag_p99_s,
             )
         )
         if self.current_phase and self.current_phase.phase_index == event.phase_index:

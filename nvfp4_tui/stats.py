@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import math
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 # Two-sided 95% quantiles of Student's t (the 0.975 quantile) for 1..30 degrees of freedom.
@@ -197,8 +197,12 @@ class RunningStats:
         half = t_quantile_975(self.n - 1) * sd / math.sqrt(self.n)
         return (self.mean - half, self.mean + half)
 
-    def summary(self) -> StatsSummary:
-        ci = self.ci95()
+    def summary(
+        self, interval: Callable[[RunningStats], tuple[float, float] | None] | None = None
+    ) -> StatsSummary:
+        """Count, mean, std and a 95% interval of the mean: Student's t unless ``interval``
+        gives another (a bounded score's)."""
+        ci = self.ci95() if interval is None else interval(self)
         return StatsSummary(
             n=self.n,
             mean=self.mean if self.n else None,

@@ -20,7 +20,12 @@ TIMING_DOUBT_LAG_S = 0.005
 def timing_doubt(phase: PhaseFinished) -> float | None:
     """How late the phase's timings may read (its loop lag p99, seconds), or None when they can
     be trusted or the phase was recorded without lag measurements."""
-    lag_s = phase.loop_lag_p99_s
+    return doubt_of_lag(phase.loop_lag_p99_s)
+
+
+def doubt_of_lag(loop_lag_p99_s: float | None) -> float | None:
+    """``timing_doubt`` of a phase whose loop lag p99 was ``loop_lag_p99_s``."""
+    lag_s = loop_lag_p99_s
     return lag_s if lag_s is not None and lag_s > TIMING_DOUBT_LAG_S else None
 
 

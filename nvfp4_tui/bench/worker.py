@@ -50,6 +50,7 @@ class WorkerSpec:
     arrivals: str | None = None
     sweep: bool = False
     stop_when_stdin_closes: bool = False  # the UI started it: the UI's end (SSH drop) ends the run
+    time_scale: float = 1.0  # the demo simulator's clock factor, for the endpoints to say so
 
     @classmethod
     def of(
@@ -68,6 +69,7 @@ class WorkerSpec:
             rate_rps=list(profile.run.rate_rps) or None,
             arrivals=profile.run.arrivals if profile.run.rate_rps else None,
             sweep=profile.run.sweep is not None,
+            time_scale=max((e.time_scale for e in profile.endpoints), default=1.0),
         )
 
     def profile(self) -> Profile:
@@ -81,7 +83,7 @@ class WorkerSpec:
             arrivals=self.arrivals,
             sweep=self.sweep,
         )
-        return with_urls(profile, self.urls)
+        return with_urls(profile, self.urls, self.time_scale)
 
 
 class PipeWriter:

@@ -9,12 +9,13 @@ seed's quality and speed tables use.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nvfp4_tui.events import EndpointInfo
+from nvfp4_tui.figures.intervals import wilson_95
 from nvfp4_tui.figures.leaderboard import LeaderRow, LevelRow
-from nvfp4_tui.figures.scores import HEURISTIC, shown_score
+from nvfp4_tui.figures.scores import shown_score
 from nvfp4_tui.slo import Load
 from nvfp4_tui.stats import StatsSummary
 
@@ -96,7 +97,7 @@ class QualityTable:
         return self.cells.get((suite, endpoint_id))
 
 
-def quality_table(board: Board, score_name: str = HEURISTIC) -> QualityTable:
+def quality_table(board: Board, score_name: str) -> QualityTable:
     cells: dict[tuple[str, str], StatsSummary] = {}
     for eid in board.endpoint_ids:
         for suite, row in board.at_base(eid).items():
@@ -164,7 +165,7 @@ class ParetoPoint:
     on_frontier: bool
 
 
-def pareto_points(board: Board, score_name: str = HEURISTIC) -> list[ParetoPoint]:
+def pareto_points(board: Board, score_name: str) -> list[ParetoPoint]:
     """Mean quality against decode tok/s at the base level; the frontier is marked.
 
     A point is on the frontier when no other endpoint is at least as fast and at least as good
@@ -184,10 +185,27 @@ def pareto_points(board: Board, score_name: str = HEURISTIC) -> list[ParetoPoint
     return [ParetoPoint(eid, s, q, not dominated(s, q)) for eid, s, q in raw]
 
 
+def pooled_score(rows: Iterable[LeaderRow], score_name: str) -> StatsSummary:
+    """One score over several cells (an endpoint's load levels), with its Wilson interval."""
+    summaries = [row.score(score_name) for row in rows]
+    n = sum(s.n for s in summaries)
+    mean = pooled_mean(summaries)
+    interval = wilson_95(mean, n) if mean is not None else None
+    return StatsSummary(
+        n=n,
+        mean=mean,
+        std=None,
+        ci95_low=interval[0] if interval else None,
+        ci95_high=interval[1] if interval else None,
+    )
+
+
 @dataclass(frozen=True)
 class Route:
     """For one suite: the fastest endpoint whose quality is within the best one's 95% interval,
-    or, with too few answers to tell, no pick (``endpoint_id`` None) and the smallest n seen."""
+    or, with too few answers to tell, no pick (``endpoint_id`` None) and the smallest n seen.
+    Quality pools every load level (an answer's score does not depend on the load it ran
+    under); speed is the base level's."""
 
     suite: str
     endpoint_id: str | None
@@ -204,16 +222,20 @@ class Route:
         return self.endpoint_id is None
 
 
-def route_by_task(board: Board, score_name: str = HEURISTIC) -> list[Route]:
+def route_by_task(board: Board, score_name: str) -> list[Route]:
     """Per suite with scores: the pick among the endpoints statistically tied with the best,
     once every endpoint scored on it has at least ``ROUTE_MIN_N`` answers."""
-    table = quality_table(board, score_name)
     routes = []
-    for suite in table.suites:
+    for suite in board.suites:
         scored = {
             eid: s
-            for eid in table.endpoint_ids
-            if (s := table.cell(suite, eid)) and s.mean is not None
+            for eid in board.endpoint_ids
+            if (
+                s := pooled_score(
+                    (r for r in board.rows if r.endpoint == eid and r.suite == suite), score_name
+                )
+            ).mean
+            is not None
         }
         if not scored:
             continue
@@ -249,7 +271,3 @@ def route_by_task(board: Board, score_name: str = HEURISTIC) -> list[Route]:
             )
         )
     return routes
-
-
-def labels_of(endpoints: Sequence[EndpointInfo]) -> dict[str, str]:
-    return {e.id: e.label for e in endpoints}

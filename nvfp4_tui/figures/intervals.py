@@ -29,11 +29,4 @@ def wilson_95(mean: float, n: int) -> tuple[float, float] | None:
 
 def score_summary(stats: RunningStats) -> StatsSummary:
     """Count, mean and sample std of scores, with the Wilson 95% interval."""
-    interval = wilson_95(stats.mean, stats.n) if stats.n else None
-    return StatsSummary(
-        n=stats.n,
-        mean=stats.mean if stats.n else None,
-        std=stats.std,
-        ci95_low=interval[0] if interval else None,
-        ci95_high=interval[1] if interval else None,
-    )
+    return stats.summary(lambda s: wilson_95(s.mean, s.n))

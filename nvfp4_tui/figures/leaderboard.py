@@ -19,6 +19,7 @@ from nvfp4_tui.figures.intervals import score_summary
 from nvfp4_tui.figures.scores import SCORE_LABELS, SCORE_NAMES
 from nvfp4_tui.slo import Load
 from nvfp4_tui.stats import QuantileSketch, RunningStats, StatsSummary
+from nvfp4_tui.timing_doubt import doubt_of_lag
 
 SUSPECT_ERROR_KIND = "suspect"
 # A closed-loop level whose phases held their N requests in flight for less than this share of
@@ -68,6 +69,7 @@ class PhaseFacts(NamedTuple):
     output_tokens: int
     wall_s: float
     full_load_s: float | None  # closed loop: seconds with its N requests in flight (the runner's)
+    loop_lag_p99_s: float | None = None  # the runner's event-loop lag (timing_doubt)
 
 
 def _finite(x: float | None) -> float | None:
@@ -95,6 +97,9 @@ class LeaderRow:
     ttft_p50_s: float | None
     throughput_tps: float | None  # aggregate: the phases' output tokens / their wall time
     full_load_share: float | None  # closed loop: share of the phases' wall time at N in flight
+    # How late its timings may read (the worst phase's loop lag p99, seconds) when over the
+    # timing_doubt threshold; None when they can be trusted or lag was not measured.
+    timing_doubt_s: float | None = None
 
     __hash__ = None  # type: ignore[assignment]  # holds a mapping
 
@@ -145,6 +150,7 @@ class LeaderRow:
             throughput_tps=self.throughput_tps,
             full_load_share=self.full_load_share,
             steady=self.steady,
+            timing_doubt_s=self.timing_doubt_s,
             errors=self.errors,
             incomplete=self.incomplete,
             suspect=self.suspect,
@@ -220,8 +226,8 @@ class LeaderboardFold:
             cell.incomplete += 1
         else:
             cell.ok += 1
-        for name, value in zip(SCORE_NAMES, row[-len(SCORE_NAMES) :], strict=True):
-            value = _finite(value)
+        for name in SCORE_NAMES:
+            value = _finite(getattr(row, name))
             if value is not None:
                 stats = cell.quality.get(name)
                 if stats is None:
@@ -327,6 +333,15 @@ class LeaderboardFold:
             )
         return totals
 
+    def _doubt(self, key: CellKey) -> float | None:
+        doubts = [
+            doubt
+            for done in self._phases.values()
+            if (done.endpoint_id, done.suite, done.concurrency, done.rate_rps) == key
+            and (doubt := doubt_of_lag(done.loop_lag_p99_s)) is not None
+        ]
+        return max(doubts, default=None)
+
     def _row(self, key: CellKey, totals: _Totals | None) -> LeaderRow:
         cell = self._cells[key]
         endpoint_id, suite, concurrency, rate_rps = key
@@ -348,6 +363,7 @@ class LeaderboardFold:
             ttft_p50_s=cell.ttft.quantile(50),
             throughput_tps=_ratio(tokens, wall_s),
             full_load_share=_ratio(full_s, timed_s),
+            timing_doubt_s=self._doubt(key),
         )
 
 

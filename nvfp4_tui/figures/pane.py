@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvfp4_tui.figures.board import pooled_mean
+from nvfp4_tui.figures.leaderboard import LeaderRow
 from nvfp4_tui.figures.scores import score_label
 from nvfp4_tui.slo import Load
 from nvfp4_tui.state import EndpointState
@@ -58,6 +59,8 @@ class PaneFigures:
     score_name: str
     quality: tuple[SuiteQuality, ...]
     levels: tuple[LevelDecode, ...]  # once an endpoint's phase at a level finished
+    timing_doubt_s: float | None  # the worst finished phase's, when over the threshold
+    time_scale: float  # a simulator's clock factor: every speed here is this many times too
 
     def json(self, t_s: float | None) -> dict[str, Any]:
         """The ``--json`` line of this pane at ``t_s`` seconds since the run started."""
@@ -83,12 +86,13 @@ class PaneFigures:
                 for q in self.quality
             },
             "decode_tps_by_level": {level.load.label: level.decode_tps for level in self.levels},
+            "timing_doubt_s": self.timing_doubt_s,
+            "time_scale": self.time_scale,
         }
 
 
-def level_decodes(endpoint: EndpointState) -> tuple[LevelDecode, ...]:
+def level_decodes(endpoint: EndpointState, rows: tuple[LeaderRow, ...]) -> tuple[LevelDecode, ...]:
     """The endpoint's mean decode per load level with a finished phase, lowest load first."""
-    rows = endpoint.leaderboard()
     steady = {level.load: level.steady for level in endpoint.throughput_by_load()}
     return tuple(
         LevelDecode(
@@ -102,7 +106,8 @@ def level_decodes(endpoint: EndpointState) -> tuple[LevelDecode, ...]:
 
 def pane_figures(endpoint: EndpointState, now: float, score_name: str) -> PaneFigures:
     phase = endpoint.current_phase
-    levels = level_decodes(endpoint)
+    rows = endpoint.leaderboard()
+    levels = level_decodes(endpoint, rows)
     status = endpoint.status
     if status == "paused":
         decode, kind = None, "paused"
@@ -131,4 +136,8 @@ def pane_figures(endpoint: EndpointState, now: float, score_name: str) -> PaneFi
             for q in (endpoint.quality_stats(suite, score_name),)
         ),
         levels=levels,
+        timing_doubt_s=max(
+            (r.timing_doubt_s for r in rows if r.timing_doubt_s is not None), default=None
+        ),
+        time_scale=endpoint.info.time_scale,
     )

@@ -14,6 +14,7 @@ from nvfp4_tui.cli import main
 from nvfp4_tui.events import Event, PhaseFinished, PhasePlan, RequestFinished, RunStarted
 from nvfp4_tui.figures.board import quality_table, speed_rows
 from nvfp4_tui.figures.leaderboard import LeaderboardFold, RequestFacts
+from nvfp4_tui.figures.scores import HEURISTIC
 from nvfp4_tui.launch import PhasePrinter
 from nvfp4_tui.report import render_snapshot, snapshot_board
 from nvfp4_tui.slo import Load
@@ -62,7 +63,7 @@ def test_ui_tables_read_at_the_lowest_rate() -> None:
     state = FleetState()
     state.apply_all(rate_run())
     assert state.board().base_load == ONE
-    table = quality_table(state.board())
+    table = quality_table(state.board(), HEURISTIC)
     assert table.load == ONE
     a, b = table.cell("essay", "a"), table.cell("essay", "b")
     assert a is not None and b is not None

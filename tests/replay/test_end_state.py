@@ -14,6 +14,8 @@ from nvfp4_tui.state import FleetState
 from nvfp4_tui.suites import load_suites
 from nvfp4_tui.telemetry.simulated import SimGpuSource
 
+from .test_one_truth import live_cells, report_cells
+
 DEMO_PROFILE = Path(__file__).resolve().parents[2] / "profiles" / "demo.toml"
 
 
@@ -53,4 +55,6 @@ async def test_replay_to_the_end_equals_the_live_state(tmp_path: Path) -> None:
             replayed.apply_all(batch)
     assert replayed.summary() == live.summary()
     assert replayed.status == "complete"
+    # The live run's leaderboard, cell for cell, is the report's of its snapshot.
+    assert live_cells(live) == report_cells(result.snapshot)
     assert replayed.gpus and all(track.samples for track in replayed.gpus.values())

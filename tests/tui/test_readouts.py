@@ -13,6 +13,7 @@ from nvfp4_tui.figures.board import (
     route_by_task,
     speed_rows,
 )
+from nvfp4_tui.figures.scores import HEURISTIC
 from nvfp4_tui.slo import Load
 from nvfp4_tui.state import FleetState, TpsPoint
 from nvfp4_tui.tui.readouts import (
@@ -110,7 +111,7 @@ def test_quality_table_marks_the_best_per_suite_at_base_concurrency() -> None:
         run.request("b", "math", score - 0.2, 100)
     run.request("b", "coding", 0.7, 100)
     run.request("a", "coding", 0.99, 100, c=4)  # not at the base concurrency
-    table = quality_table(run.state.board())
+    table = quality_table(run.state.board(), HEURISTIC)
     assert run.state.board().base_load == Load("concurrency", 1)
     assert table.suites == ("math", "coding")
     assert table.best == {"math": frozenset({"a"}), "coding": frozenset({"b"})}
@@ -138,7 +139,7 @@ def test_pareto_frontier() -> None:
     run.request("good", "math", 0.9, 50)
     run.request("both_worse", "math", 0.5, 40)
     run.request("tie", "math", 0.6, 150)  # equal to "fast": neither dominates the other
-    frontier = {p.endpoint_id for p in pareto_points(run.state.board()) if p.on_frontier}
+    frontier = {p.endpoint_id for p in pareto_points(run.state.board(), HEURISTIC) if p.on_frontier}
     assert frontier == {"fast", "good", "tie"}
 
 
@@ -151,7 +152,7 @@ def test_route_picks_the_fastest_within_the_best_interval() -> None:
             run.request("close_fast", "math", score, 130)
         for score in (0.20, 0.22, 0.21):  # far below: never picked however fast
             run.request("far_faster", "math", score, 300)
-    (route,) = route_by_task(run.state.board())
+    (route,) = route_by_task(run.state.board(), HEURISTIC)
     assert route.best_id == "best"
     assert route.best_ci95 is not None and route.best_ci95[0] < 0.81 < route.best_ci95[1] <= 1
     assert route.endpoint_id == "close_fast"
@@ -164,11 +165,11 @@ def test_route_says_too_few_answers_below_its_minimum() -> None:
     for _ in range(ROUTE_MIN_N - 1):
         run.request("best", "math", 0.9, 50)
         run.request("fast", "math", 0.1, 130)
-    (route,) = route_by_task(run.state.board())
+    (route,) = route_by_task(run.state.board(), HEURISTIC)
     assert route.too_few and route.endpoint_id is None and route.min_n == ROUTE_MIN_N - 1
     run.request("best", "math", 0.9, 50)
     run.request("fast", "math", 0.1, 130)
-    (route,) = route_by_task(run.state.board())
+    (route,) = route_by_task(run.state.board(), HEURISTIC)
     assert route.endpoint_id == "best"
 
 

@@ -49,6 +49,21 @@ def _right(text: str, style: str = "") -> Text:
     return Text(text, style=style, justify="right")
 
 
+def unsteady_notes(board: Board) -> list[str]:
+    """Per closed-loop level that some endpoint never held: how much of the time it did, e.g.
+    ``c=4 at full load 38–52% of the time: not steady``."""
+    shares: dict[str, list[float]] = {}
+    for level in board.levels:
+        if level.steady is False and level.full_load_share is not None:
+            shares.setdefault(level.load.label, []).append(level.full_load_share)
+    notes = []
+    for label, values in shares.items():
+        low, high = min(values), max(values)
+        span = f"{low:.0%}" if round(low * 100) == round(high * 100) else f"{low:.0%}–{high:.0%}"
+        notes.append(f"{label} at full load {span} of the time: not steady")
+    return notes
+
+
 class LeaderboardScreen(StateScreen):
     CSS_PATH = "leaderboard.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back", id="back")]
@@ -190,7 +205,8 @@ class LeaderboardScreen(StateScreen):
     ) -> None:
         table = self.query_one("#routes", DataTable)
         table.border_title = (
-            f"Route by task ({score_label(score_name)}): the fastest within the best's 95% interval"
+            f"Route by task ({score_label(score_name)}, all levels): "
+            "the fastest within the best's 95% interval"
         )
         table.clear(columns=True)
         for label, key in (
@@ -284,7 +300,8 @@ class LeaderboardScreen(StateScreen):
         chart.border_title = f"aggregate throughput (tok/s) vs {load_axis(levels)}" + (
             " · ◆ knee" if knees else ""
         )
-        chart.border_subtitle = "knee: " + " · ".join(knees) if knees else ""
+        notes = (["knee: " + " · ".join(knees)] if knees else []) + unsteady_notes(board)
+        chart.border_subtitle = " · ".join(notes)
 
         def paint(plt: Plot, colors: ChartColors) -> None:
             top = 0.0

@@ -85,6 +85,7 @@ class PaneReadout:
     score_name: str  # which score ``quality`` holds
     errors: int
     last_error: str | None
+    timing_doubt_s: float | None  # the runner's loop lag, when it may have distorted timings
     has_slo: bool
     slo_attainment_pct: int | None  # of the phase now running (or the last): whole percent
     slo_target_pct: int
@@ -110,6 +111,8 @@ def pane_readout(
     """What the pane shows at ``now``; its sparkline ends at ``spark_end_t`` (default ``now``:
     a finished run's views pass its end, so the last minute of the run stays in view)."""
     figures = pane_figures(endpoint, now, score_name)
+    # A finished run's telemetry is as fresh as it was when the run ended, not STALE forever.
+    end_t = now if spark_end_t is None else spark_end_t
     load = endpoint.load
     slo = load.current() if load.has_slo else None
     attainment = slo.attainment if slo else None
@@ -131,7 +134,7 @@ def pane_readout(
         spark=tuple(
             decode_bins(
                 endpoint.decode_history,
-                math.floor(now if spark_end_t is None else spark_end_t),
+                math.floor(end_t),
                 window_s=SPARK_WINDOW_S,
                 bins=SPARK_BINS,
             )
@@ -144,14 +147,15 @@ def pane_readout(
         util_pct=sample.util_gpu_pct if sample else None,
         power_w=sample.power_w if sample else None,
         temperature_c=sample.temperature_c if sample else None,
-        gpu_freshness=_freshness(sample is not None, bool(gpu and gpu.stale(now))),
+        gpu_freshness=_freshness(sample is not None, bool(gpu and gpu.stale(end_t))),
         kv_cache_pct=server.kv_cache_pct if server else None,
         queue=server.requests_waiting if server else None,
-        server_freshness=_freshness(server is not None, endpoint.server_stale(now)),
+        server_freshness=_freshness(server is not None, endpoint.server_stale(end_t)),
         quality=figures.quality,
         score_name=score_name,
         errors=endpoint.requests_error,
         last_error=error_text,
+        timing_doubt_s=figures.timing_doubt_s,
         has_slo=load.has_slo,
         slo_attainment_pct=None if attainment is None else math.floor(attainment * 100),
         slo_target_pct=round(load.targets.attainment * 100),
@@ -162,6 +166,13 @@ def pane_readout(
 def decode_words(figures: PaneFigures) -> tuple[str, ...]:
     """The words beside the big number, saying what it is: the live rate at the phase's level,
     paused, or once phases are over the mean at the base level and the others after it."""
+    if figures.time_scale != 1.0:
+        scale = f"×{figures.time_scale:g}"
+        return (*(f"{words} {scale}" for words in _decode_words(figures)), scale)
+    return _decode_words(figures)
+
+
+def _decode_words(figures: PaneFigures) -> tuple[str, ...]:
     if figures.decode_kind == "paused":
         return ("paused: no new requests", "paused")
     if figures.decode_kind == "final" and figures.levels:
@@ -334,7 +345,7 @@ class GpuPane(Vertical, can_focus=True):
             self.border_subtitle = (
                 f"{SCORE_LABELS.get(readout.score_name, readout.score_name)} scores"
             )
-        if changed("errors", "last_error"):
+        if changed("errors", "last_error", "timing_doubt_s"):
             self._errors.show(_errors(readout))
             self.set_class(readout.errors > 0, "-has-errors")
         return True
@@ -439,6 +450,10 @@ def _server(r: PaneReadout) -> tuple[Content, ...]:
 
 def _errors(r: PaneReadout) -> Content:
     if not r.errors and not r.last_error:
+        if r.timing_doubt_s is not None:
+            return Content.styled(
+                f"⚠ timings may read {r.timing_doubt_s * 1000:.0f} ms late", "$warning"
+            )
         return Content.styled("no errors", "$text-muted")
     count = f"✗ {r.errors} error{'s' if r.errors != 1 else ''}"
     if not r.last_error:

@@ -36,6 +36,7 @@ class RunReadout:
     phases: tuple[tuple[str, str, str], ...]  # (gpu tag, phase or status, status)
     replay: ReplayReadout | None = None
     quiet_s: int = 0  # a stale followed run: seconds since anything new arrived
+    time_scale: float = 1.0  # a simulator run faster than real time: every speed is this × too
 
 
 def _coarse(eta_s: float) -> int:
@@ -98,6 +99,7 @@ def run_readout(
         requests_total=state.total_requests,
         errors=state.errors,
         phases=tuple(phases),
+        time_scale=max((e.info.time_scale for e in state.endpoints.values()), default=1.0),
         replay=replay,
         quiet_s=follow.quiet_s if follow is not None and mode == "stale" else 0,
     )
@@ -150,6 +152,7 @@ class RunSummary(HeaderLine):
             readout.eta_s,
             readout.errors,
             readout.quiet_s,
+            readout.time_scale,
             # A replay shows its request count here, its timeline on the meter.
             readout.requests_done if readout.replay else None,
         )
@@ -177,13 +180,25 @@ class RunSummary(HeaderLine):
             elapsed = units.clock(r.elapsed_s)
             middle = (("   elapsed ", "$text-muted"), elapsed, ("   ETA ", "$text-muted"), eta)
             compact = (elapsed, ("  ETA ", "$text-muted"), eta)
+        scaled = (
+            (f"  simulator ×{r.time_scale:g}: speeds ×{r.time_scale:g}", "bold $warning")
+            if r.time_scale != 1.0
+            else ""
+        )
         full = Content.assemble(
-            (r.run_name, "bold"), "  ", (label, style), *middle, "   ", (errors, errors_style)
+            (r.run_name, "bold"),
+            scaled,
+            "  ",
+            (label, style),
+            *middle,
+            "   ",
+            (errors, errors_style),
         )
         if full.cell_length <= self.size.width:
             return full
         return Content.assemble(
             (r.run_name, "bold"),
+            (f" ×{r.time_scale:g}", "bold $warning") if r.time_scale != 1.0 else "",
             " ",
             (compact_label, style),
             " ",

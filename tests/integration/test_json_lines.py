@@ -1,0 +1,61 @@
+"""``demo --headless --json``: one JSON object per endpoint per second with what its pane shows,
+and nothing else on stdout; the last objects give each endpoint's final figures per level."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nvfp4_tui.cli import main
+from tests.integration.fleet_files import endpoint_toml, write_profile, write_suite
+
+KEYS = {
+    "t",
+    "endpoint",
+    "status",
+    "level",
+    "decode_tps",
+    "decode_kind",
+    "aggregate_tps",
+    "ttft_p50_s",
+    "in_flight",
+    "target",
+    "score",
+    "quality",
+    "decode_tps_by_level",
+    "timing_doubt_s",
+    "time_scale",
+}
+
+
+def test_demo_json_lines_carry_the_panes_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_suite(tmp_path / "suites", "essay", max_tokens=120)
+    endpoints = [
+        endpoint_toml(eid, gpu, decode_tps=100.0, ttft_s=0.1) for gpu, eid in enumerate("ab")
+    ]
+    path = write_profile(tmp_path, endpoints, suites=["essay"], concurrency=[1, 2], requests=3)
+    argv = ["demo", "--profile", str(path), "--out", str(tmp_path / "out"), "--headless"]
+    assert main([*argv, "--json", "--time-scale", "4"]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert lines and all(set(line) == KEYS for line in lines)
+    assert "snapshot:" in captured.err and "run complete" in captured.err
+    assert {line["endpoint"] for line in lines} == {"a", "b"}
+    assert all(line["time_scale"] == 4 and line["score"] == "verified" for line in lines)
+    ts = [line["t"] for line in lines if line["endpoint"] == "a"]
+    assert ts == sorted(ts)
+    live = [line for line in lines if line["decode_kind"] == "live"]
+    assert live and all(line["level"] in ("c=1", "c=2") for line in live)
+    final = {line["endpoint"]: line for line in lines[-2:]}
+    for line in final.values():
+        assert line["status"] == "done" and line["decode_kind"] == "final"
+        assert set(line["decode_tps_by_level"]) == {"c=1", "c=2"}
+        assert line["decode_tps"] == line["decode_tps_by_level"]["c=1"]
+        essay = line["quality"]["essay"]
+        assert (
+            essay["n"] == 6 and 0 <= essay["ci95_low"] <= essay["mean"] <= essay["ci95_high"] <= 1
+        )
