@@ -301,12 +301,15 @@ async def _follow_headless(source, json_lines: bool) -> None:
     from nvfp4_tui.pane_json import PaneJsonLines
 
     panes = PaneJsonLines() if json_lines else None
-    printer = panes if panes is not None else PhasePrinter()
+    # With --json the human lines still go out, on stderr.
+    printer = PhasePrinter(sys.stderr if json_lines else None)
     ticker = asyncio.create_task(panes.print_every()) if panes is not None else None
     try:
         async for batch in source.batches():
             for event in batch:
                 printer(event)
+                if panes is not None:
+                    panes(event)
     finally:
         if ticker is not None:
             ticker.cancel()
@@ -315,6 +318,8 @@ async def _follow_headless(source, json_lines: bool) -> None:
 
 
 def cmd_follow(args: argparse.Namespace) -> int:
+    _json_needs_headless(args)
+
     def follow() -> int:
         import asyncio
 
@@ -396,7 +401,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return _snapshot_errors_are_usage(compare)
 
 
+def _json_needs_headless(args: argparse.Namespace) -> None:
+    if args.json and not args.headless:
+        raise UsageError("--json goes with --headless (the monitor shows the panes itself)")
+
+
 def cmd_run_or_detach(args: argparse.Namespace) -> int:
+    _json_needs_headless(args)
     if not args.detach:
         return cmd_run(args)
     if args.headless:
@@ -412,6 +423,7 @@ def cmd_run_or_detach(args: argparse.Namespace) -> int:
 
 
 def cmd_demo_or_detach(args: argparse.Namespace) -> int:
+    _json_needs_headless(args)
     if not args.detach:
         return cmd_demo(args)
     if args.headless:

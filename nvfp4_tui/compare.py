@@ -36,6 +36,8 @@ class Metric:
     summary: str  # "mean" | "median"
     label: str
     spec: str  # format of values and deltas
+    # A timing: warm-up and cool-down rows are left out, as the leaderboard leaves them out.
+    timed: bool = True
 
 
 SCORES = ("heuristic", "verified", "judge")
@@ -47,7 +49,7 @@ def metrics_for(score: str = SCORE_LABELS[VERIFIED]) -> tuple[Metric, ...]:
         raise ValueError(f"score must be one of {list(SCORES)}, got {score!r}")
     label = f"quality ({score}, mean)"
     return (
-        Metric("quality", f"score_{score}", "mean", label, ".3f"),
+        Metric("quality", f"score_{score}", "mean", label, ".3f", timed=False),
         Metric("decode_tps", "decode_tps", "mean", "decode tok/s", ".1f"),
         Metric("ttft_p50_s", "ttft_s", "median", "TTFT p50 s", ".3f"),
     )
@@ -191,8 +193,12 @@ def _samples(snapshot: Snapshot, metrics: Sequence[Metric]) -> dict[CellKey, dic
     for key, group in done.group_by(*levels, maintain_order=True):
         endpoint_id, suite, concurrency, rate_rps = key
         cell = cells[(str(endpoint_id), str(suite), Load.of(int(concurrency), rate_rps))]
+        in_window = ~group.get_column("trimmed").fill_null(False)
         for metric in metrics:
-            values = [v for v in group.get_column(metric.column).to_list() if v is not None]
+            column = group.get_column(metric.column)
+            values = [
+                v for v in (column.filter(in_window) if metric.timed else column) if v is not None
+            ]
             # Two groups can share a load level (one rate run with different caps): pooled.
             cell.setdefault(metric.column, []).extend(float(v) for v in values if math.isfinite(v))
     return cells

@@ -16,6 +16,7 @@ EndpointStatusKind = Literal["waiting", "warmup", "running", "paused", "done", "
 RequestStatus = Literal["ok", "incomplete", "error"]
 # "suspect" marks rows a legacy script recorded as 0 tokens with no error (silent failures).
 ErrorKind = Literal["http_4xx", "http_5xx", "timeout", "connect", "protocol", "reset", "suspect"]
+SUSPECT_ERROR_KIND: ErrorKind = "suspect"
 RunStatus = Literal["running", "complete", "aborted"]
 
 

@@ -126,7 +126,8 @@ def run_headless(
         profile,
         suites,
         out_root,
-        subscribers=[panes if panes is not None else PhasePrinter()],
+        # With --json the human lines still go out, on stderr.
+        subscribers=[PhasePrinter()] if panes is None else [panes, PhasePrinter(sys.stderr)],
         gpu_sources=gpu_sources,
         on_message=lambda m: print(m, file=sys.stderr, flush=True),
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -30,20 +31,33 @@ class PaneJsonLines:
         self.state = FleetState()
         self._stream = stream  # None: whatever sys.stdout is when a line is printed
         self._clock = clock
+        self._reader_gone = False
 
     def __call__(self, event: Event) -> None:
         self.state.apply(event)
 
     def print_now(self) -> None:
+        if self._reader_gone:
+            return
         state = self.state
         now = self._clock()
         score = shown_score(state.figures.has_scores)
-        t_s = None if state.started_t is None else now - state.started_t
+        lines = [
+            json.dumps(pane_figures(endpoint, now, score).json(state.elapsed_s(now)))
+            for endpoint in state.endpoints.values()
+        ]
         stream = self._stream or sys.stdout
-        for endpoint in state.endpoints.values():
-            line = pane_figures(endpoint, now, score).json(t_s)
-            print(json.dumps(line, ensure_ascii=False), file=stream)
-        stream.flush()
+        try:
+            for line in lines:
+                print(line, file=stream)
+            stream.flush()
+        except BrokenPipeError:
+            # The reader stopped (``| head``): the run goes on and its snapshot is written;
+            # stdout is pointed at /dev/null so that closing it at exit does not fail again.
+            self._reader_gone = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
 
     async def print_every(self, interval_s: float = JSON_INTERVAL_S) -> None:
         """Print every ``interval_s`` until cancelled, on the wall clock's whole intervals."""

@@ -18,13 +18,13 @@ import polars as pl
 
 from nvfp4_tui.events import EndpointInfo, Event, PhaseFinished, RunStarted
 from nvfp4_tui.figures.board import (
+    ROUTE_MIN_PROMPTS,
     Board,
     quality_table,
     route_by_task,
     speed_rows,
 )
 from nvfp4_tui.figures.leaderboard import (
-    REQUEST_COLUMNS,
     STEADY_SHARE,
     LeaderboardFold,
     LeaderRow,
@@ -94,7 +94,9 @@ def with_rates(requests: pl.DataFrame, rates: PlanRates) -> pl.DataFrame:
     run of the snapshot they belong to, 0 for the first)."""
     if len(rates.starts) > 1:
         starts = pl.Series(rates.starts, dtype=pl.Float64)
-        run = (starts.search_sorted(requests.get_column("t"), side="right") - 1).clip(0)
+        # search_sorted gives UInt32: minus one would wrap for a row before the first run.
+        found = starts.search_sorted(requests.get_column("t"), side="right").cast(pl.Int64)
+        run = (found - 1).clip(0)
     else:
         run = pl.repeat(0, requests.height, dtype=pl.Int64, eager=True)
     keyed = requests.with_columns(run=run.cast(pl.Int64))
@@ -125,9 +127,9 @@ def fold_snapshot(requests: pl.DataFrame, events: Sequence[Event]) -> Leaderboar
         frame = with_rates(requests, rates).with_columns(
             phase=pl.format("{}:{}", pl.col("run"), pl.col("phase_index"))
         )
+        # In RequestFacts' order; a column an older snapshot lacks reads as nulls.
         columns = [
-            pl.col(c) if c in frame.columns else pl.lit(None).alias(c)
-            for c in (*REQUEST_COLUMNS[:3], "rate_rps", "phase", *REQUEST_COLUMNS[3:])
+            pl.col(c) if c in frame.columns else pl.lit(None).alias(c) for c in RequestFacts._fields
         ]
         for row in frame.select(columns).iter_rows():
             fold.add_request(RequestFacts(*row))
@@ -287,7 +289,7 @@ def summary_tables(board: Board, score_name: str) -> list[Table]:
                 [
                     [
                         route.suite,
-                        f"too few answers (n={route.min_n})",
+                        f"too few answers: {route.min_prompts} prompts, need {ROUTE_MIN_PROMPTS}",
                         "—",
                         "—",
                         "—",

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from nvfp4_tui.events import (
+    SUSPECT_ERROR_KIND,
     EndpointInfo,
     EndpointStatus,
     EndpointStatusKind,
@@ -381,6 +382,7 @@ class EndpointState:
         self.requests_ok = 0
         self.requests_incomplete = 0
         self.requests_error = 0
+        self.requests_suspect = 0
         # Transient: set by TokenProgress, reset when a phase or the endpoint ends.
         self.in_flight: int | None = 0  # None while a phase runs and no progress came yet
         self.live_tokens_per_s: float | None = None  # all in-flight streams together
@@ -423,7 +425,12 @@ class EndpointState:
 
     @property
     def requests_done(self) -> int:
-        return self.requests_ok + self.requests_incomplete + self.requests_error
+        return (
+            self.requests_ok
+            + self.requests_incomplete
+            + self.requests_error
+            + self.requests_suspect
+        )
 
     @property
     def target_concurrency(self) -> int | None:
@@ -454,9 +461,11 @@ class EndpointState:
         if phase is None:
             return None
         live = self.live_decode_tps(now)
-        if live is not None:
-            return live
-        recent = [tps for load, tps in self._decode_recent if load == phase.load]
+        return live if live is not None else self.recent_decode_tps(phase.load)
+
+    def recent_decode_tps(self, load: Load | None = None) -> float | None:
+        """The mean decode tok/s of the last requests (at ``load``) that did not fail."""
+        recent = [tps for level, tps in self._decode_recent if load is None or level == load]
         return sum(recent) / len(recent) if recent else None
 
     @property
@@ -496,13 +505,11 @@ class EndpointState:
 
     def throughput_by_load(self) -> tuple[LevelRow, ...]:
         """Aggregate throughput per load level with a finished phase, lowest load first."""
-        return tuple(r for r in self.figures.levels() if r.endpoint == self.id)
+        return self.figures.levels(endpoint=self.id)
 
     def leaderboard(self) -> tuple[LeaderRow, ...]:
         """One row per (suite, load level) seen, by load then suite in plan order."""
-        return tuple(
-            r for r in self.figures.rows((self.id,), self.suites()) if r.endpoint == self.id
-        )
+        return self.figures.rows((self.id,), self.suites(), endpoint=self.id)
 
     def request_rate(self, now: float) -> float | None:
         """Finished requests per second since the first phase started."""
@@ -587,11 +594,12 @@ class EndpointState:
         self.live_t = event.t
         self.live_tokens_per_s = _finite(event.tokens_per_s)
         decode_s = _finite(event.decode_s)
+        window = self._decode_window
         if decode_s is not None and decode_s > 0:
-            window = self._decode_window
             window.append((event.t, event.decode_tokens, decode_s))
-            while window and window[0][0] <= event.t - DECODE_WINDOW_S:
-                window.popleft()
+        # Trimmed on every window, decoding or not: a rate older than the window is not "now".
+        while window and window[0][0] <= event.t - DECODE_WINDOW_S:
+            window.popleft()
         decode = self.live_decode_tps()
         if decode is not None:
             self.decode_history.append(TpsPoint(event.t, decode))
@@ -621,6 +629,7 @@ class EndpointState:
             RequestFacts(
                 self.id,
                 event.suite,
+                event.prompt_id,
                 event.concurrency,
                 phase.rate_rps if phase is not None else None,
                 event.phase_index,
@@ -638,12 +647,17 @@ class EndpointState:
                 event.score_judge,
             )
         )
+        # A legacy script's silent failure (0 tokens, no error) is counted apart from errors, as
+        # the leaderboard and the report count it.
+        suspect = event.status == "error" and event.error_kind == SUSPECT_ERROR_KIND
         if phase is not None:
             phase.requests_done += 1
-            phase.errors += event.status == "error"
+            phase.errors += event.status == "error" and not suspect
 
         scores: list[tuple[str, float]] = []
-        if event.status == "error":
+        if suspect:
+            self.requests_suspect += 1
+        elif event.status == "error":
             self.requests_error += 1
             if self.last_error is None or end_t >= self.last_error.t:
                 self.last_error = ErrorInfo(
@@ -994,6 +1008,7 @@ def _endpoint_digest(e: EndpointState) -> dict[str, Any]:
         "requests_ok": e.requests_ok,
         "requests_incomplete": e.requests_incomplete,
         "requests_error": e.requests_error,
+        "requests_suspect": e.requests_suspect,
         "phases": [
             {
                 "phase_index": p.phase_index,

@@ -415,6 +415,7 @@ class EndpointClient:
         failure: _Failure | None = None
         waiting_for = "first byte"
         counted = 0  # tokens already added to progress
+        decoding = False  # the first generated chunk arrived: progress counts this stream
         eof_at: float | None = None
         started = loop.time()
         total_deadline = started + timeouts.total_s
@@ -449,13 +450,16 @@ class EndpointClient:
                         stream.take(payload, now)
                         if stream.done_at is not None:
                             break
-                    if progress is not None:
+                    if progress is not None and stream.gen_times:
                         made = stream.tokens_so_far()
+                        if not decoding:
+                            # The first chunk's own tokens, as decode_tps leaves them out; the
+                            # rest of this buffer is decoding already.
+                            counted = min(made, _first_chunk_tokens(stream.gen_tokens) or 1)
+                            progress.first_chunk(counted)
+                            decoding = True
                         if made > counted:
-                            if counted == 0:
-                                progress.first_chunk(made)
-                            else:
-                                progress.decoded(made - counted)
+                            progress.decoded(made - counted)
                             counted = made
                 eof_at = perf_counter()
                 if stream.done_at is None:
@@ -473,7 +477,7 @@ class EndpointClient:
         except (aiohttp.ClientError, OSError) as caught:
             failure = _Failure(*_classify(caught))
         finally:
-            if progress is not None and counted:
+            if progress is not None and decoding:
                 progress.stream_ended()
         sent_at = called_at if clock.sent_at is None else clock.sent_at
         setup_s = None if clock.sent_at is None else clock.sent_at - called_at

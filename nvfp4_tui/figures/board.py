@@ -19,9 +19,11 @@ from nvfp4_tui.figures.scores import shown_score
 from nvfp4_tui.slo import Load
 from nvfp4_tui.stats import StatsSummary
 
-# Below this many scored answers on a suite, an endpoint is not routed to, nor routed away from:
-# a Wilson interval at n = 10 is still about ±0.25 wide.
-ROUTE_MIN_N = 10
+# Below this many distinct prompts scored on a suite, an endpoint is not routed to, nor routed
+# away from. Prompts, not answers: the repeats of one prompt (at each load level, each request
+# of a phase) share its difficulty, so ten answers to three prompts are three pieces of evidence.
+# A Wilson interval over 5 is still about ±0.3 wide; fewer decide nothing.
+ROUTE_MIN_PROMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -185,14 +187,15 @@ def pareto_points(board: Board, score_name: str) -> list[ParetoPoint]:
     return [ParetoPoint(eid, s, q, not dominated(s, q)) for eid, s, q in raw]
 
 
-def pooled_score(rows: Iterable[LeaderRow], score_name: str) -> StatsSummary:
-    """One score over several cells (an endpoint's load levels), with its Wilson interval."""
-    summaries = [row.score(score_name) for row in rows]
-    n = sum(s.n for s in summaries)
-    mean = pooled_mean(summaries)
-    interval = wilson_95(mean, n) if mean is not None else None
+def prompt_score(rows: Iterable[LeaderRow], score_name: str) -> StatsSummary:
+    """One score over several cells (an endpoint's load levels): the mean of every answer, with
+    ``n`` the distinct prompts behind it and the Wilson interval over that n."""
+    rows = list(rows)
+    prompts = frozenset().union(*(row.scored_prompts.get(score_name, ()) for row in rows))
+    mean = pooled_mean(row.score(score_name) for row in rows)
+    interval = wilson_95(mean, len(prompts)) if mean is not None else None
     return StatsSummary(
-        n=n,
+        n=len(prompts),
         mean=mean,
         std=None,
         ci95_low=interval[0] if interval else None,
@@ -203,9 +206,9 @@ def pooled_score(rows: Iterable[LeaderRow], score_name: str) -> StatsSummary:
 @dataclass(frozen=True)
 class Route:
     """For one suite: the fastest endpoint whose quality is within the best one's 95% interval,
-    or, with too few answers to tell, no pick (``endpoint_id`` None) and the smallest n seen.
+    or, with too few prompts to tell, no pick (``endpoint_id`` None) and the fewest seen.
     Quality pools every load level (an answer's score does not depend on the load it ran
-    under); speed is the base level's."""
+    under), its interval counting prompts; speed is the base level's."""
 
     suite: str
     endpoint_id: str | None
@@ -215,7 +218,7 @@ class Route:
     best_quality: float | None
     best_ci95: tuple[float, float] | None
     tied: int  # endpoints within the best's interval, the pick included
-    min_n: int  # the fewest scored answers among the endpoints compared
+    min_prompts: int  # the fewest distinct prompts scored among the endpoints compared
 
     @property
     def too_few(self) -> bool:
@@ -224,14 +227,14 @@ class Route:
 
 def route_by_task(board: Board, score_name: str) -> list[Route]:
     """Per suite with scores: the pick among the endpoints statistically tied with the best,
-    once every endpoint scored on it has at least ``ROUTE_MIN_N`` answers."""
+    once every endpoint scored on it has at least ``ROUTE_MIN_PROMPTS`` prompts scored."""
     routes = []
     for suite in board.suites:
         scored = {
             eid: s
             for eid in board.endpoint_ids
             if (
-                s := pooled_score(
+                s := prompt_score(
                     (r for r in board.rows if r.endpoint == eid and r.suite == suite), score_name
                 )
             ).mean
@@ -239,9 +242,9 @@ def route_by_task(board: Board, score_name: str) -> list[Route]:
         }
         if not scored:
             continue
-        min_n = min(s.n for s in scored.values())
-        if min_n < ROUTE_MIN_N:
-            routes.append(Route(suite, None, None, None, None, None, None, 0, min_n))
+        min_prompts = min(s.n for s in scored.values())
+        if min_prompts < ROUTE_MIN_PROMPTS:
+            routes.append(Route(suite, None, None, None, None, None, None, 0, min_prompts))
             continue
         best_id = max(scored, key=lambda eid: scored[eid].mean or 0.0)
         best = scored[best_id]
@@ -267,7 +270,7 @@ def route_by_task(board: Board, score_name: str) -> list[Route]:
                 best_quality=best.mean,
                 best_ci95=ci,
                 tied=len(tied),
-                min_n=min_n,
+                min_prompts=min_prompts,
             )
         )
     return routes

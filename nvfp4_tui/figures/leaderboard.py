@@ -15,21 +15,21 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from nvfp4_tui.events import SUSPECT_ERROR_KIND
 from nvfp4_tui.figures.intervals import score_summary
 from nvfp4_tui.figures.scores import SCORE_LABELS, SCORE_NAMES
 from nvfp4_tui.slo import Load
 from nvfp4_tui.stats import QuantileSketch, RunningStats, StatsSummary
 from nvfp4_tui.timing_doubt import doubt_of_lag
 
-SUSPECT_ERROR_KIND = "suspect"
 # A closed-loop level whose phases held their N requests in flight for less than this share of
 # their wall time never reached steady state: its throughput reads low (the last wave of a short
 # phase runs with fewer in flight), so the tables mark it.
 STEADY_SHARE = 0.8
 
 CellKey = tuple[str, str, int, float | None]  # endpoint id, suite, concurrency, rate (None: closed)
-_Totals = tuple[int, float, float, float, int]
-_NO_TOTALS: _Totals = (0, 0.0, 0.0, 0.0, 0)
+_Totals = tuple[int, float, float, float, int, float | None]
+_NO_TOTALS: _Totals = (0, 0.0, 0.0, 0.0, 0, None)
 
 
 class RequestFacts(NamedTuple):
@@ -37,6 +37,7 @@ class RequestFacts(NamedTuple):
 
     endpoint_id: str
     suite: str
+    prompt_id: str
     concurrency: int
     rate_rps: float | None
     phase: Hashable  # the phase the row belongs to: its index, with the run where runs repeat
@@ -52,10 +53,6 @@ class RequestFacts(NamedTuple):
     score_heuristic: float | None
     score_verified: float | None
     score_judge: float | None
-
-
-# The requests-table columns behind RequestFacts (``rate_rps`` and ``phase`` are derived).
-REQUEST_COLUMNS = tuple(f for f in RequestFacts._fields if f not in ("rate_rps", "phase"))
 
 
 class PhaseFacts(NamedTuple):
@@ -91,6 +88,9 @@ class LeaderRow:
     errors: int  # failed requests, legacy suspects not included
     suspect: int  # rows a legacy script recorded as 0 tokens without an error
     quality: Mapping[str, StatsSummary]  # score name -> mean with its Wilson interval
+    # Score name -> the distinct prompts scored: repeats of one prompt are not independent
+    # evidence, so a decision (route by task) counts prompts, not answers.
+    scored_prompts: Mapping[str, frozenset[str]]
     decode_tps: StatsSummary  # per request: (tokens - first chunk's) / (e2e - ttft)
     e2e_tps: StatsSummary  # per request: tokens / e2e, the seed's "tok/s"
     tokens_out_mean: float | None
@@ -182,6 +182,7 @@ class _Cell:
         "errors",
         "incomplete",
         "ok",
+        "prompts",
         "quality",
         "suspect",
         "tokens_out",
@@ -194,6 +195,7 @@ class _Cell:
         self.errors = 0
         self.suspect = 0
         self.quality: dict[str, RunningStats] = {}
+        self.prompts: dict[str, set[str]] = {}
         self.decode_tps = RunningStats()
         self.e2e_tps = RunningStats()
         self.tokens_out = RunningStats()
@@ -232,7 +234,9 @@ class LeaderboardFold:
                 stats = cell.quality.get(name)
                 if stats is None:
                     stats = cell.quality[name] = RunningStats()
+                    cell.prompts[name] = set()
                 stats.add(value)
+                cell.prompts[name].add(row.prompt_id)
         if row.trimmed:  # a warm-up or cool-down request: counted and scored, not timed
             return
         if (ttft_s := _finite(row.ttft_s)) is not None:
@@ -268,17 +272,21 @@ class LeaderboardFold:
         return score_summary(RunningStats.merged(parts))
 
     def rows(
-        self, endpoint_order: Iterable[str] = (), suite_order: Iterable[str] = ()
+        self,
+        endpoint_order: Iterable[str] = (),
+        suite_order: Iterable[str] = (),
+        *,
+        endpoint: str | None = None,
     ) -> tuple[LeaderRow, ...]:
-        """Every cell, by endpoint (in ``endpoint_order``, then any other by id), load level,
-        then suite (in ``suite_order``, then as first seen)."""
+        """Every cell (or ``endpoint``'s alone), by endpoint (in ``endpoint_order``, then any
+        other by id), load level, then suite (in ``suite_order``, then as first seen)."""
         endpoints = {eid: i for i, eid in enumerate(endpoint_order)}
         suites = {suite: i for i, suite in enumerate(suite_order)}
         for _, suite, _, _ in self._cells:
             suites.setdefault(suite, len(suites))
-        totals = self._phase_totals()
+        totals = self._phase_totals(endpoint)
         keys = sorted(
-            self._cells,
+            (key for key in self._cells if endpoint is None or key[0] == endpoint),
             key=lambda k: (
                 endpoints.get(k[0], len(endpoints)),
                 k[0],
@@ -289,12 +297,16 @@ class LeaderboardFold:
         )
         return tuple(self._row(key, totals.get(key)) for key in keys)
 
-    def levels(self, endpoint_order: Iterable[str] = ()) -> tuple[LevelRow, ...]:
-        """Per endpoint and load level with a finished phase: aggregate throughput and the share
-        of the time it held its concurrency, by endpoint then lowest load first."""
+    def levels(
+        self, endpoint_order: Iterable[str] = (), *, endpoint: str | None = None
+    ) -> tuple[LevelRow, ...]:
+        """Per endpoint (or ``endpoint`` alone) and load level with a finished phase: aggregate
+        throughput and the share of the time it held its concurrency, by endpoint then lowest
+        load first."""
         endpoints = {eid: i for i, eid in enumerate(endpoint_order)}
         sums: dict[tuple[str, Load], list[float]] = {}
-        for key, (tokens, wall_s, full_s, timed_s, phases) in self._phase_totals().items():
+        totals = self._phase_totals(endpoint)
+        for key, (tokens, wall_s, full_s, timed_s, phases, _) in totals.items():
             level = (key[0], Load.of(key[2], key[3]))
             total = sums.setdefault(level, [0, 0.0, 0.0, 0.0, 0])
             for i, value in enumerate((tokens, wall_s, full_s, timed_s, phases)):
@@ -315,37 +327,35 @@ class LeaderboardFold:
             for eid, load in ordered
         )
 
-    def _phase_totals(self) -> dict[CellKey, _Totals]:
-        """Per cell: output tokens, wall seconds, (closed loop) full-load and timed seconds, and
-        the finished phases counted."""
+    def _phase_totals(self, endpoint: str | None = None) -> dict[CellKey, _Totals]:
+        """Per cell (of ``endpoint``, or all): output tokens, wall seconds, (closed loop)
+        full-load and timed seconds, the finished phases counted, and the worst timing doubt."""
         totals: dict[CellKey, _Totals] = {}
         for done in self._phases.values():
+            if endpoint is not None and done.endpoint_id != endpoint:
+                continue
+            wall = _finite(done.wall_s)
+            if wall is None:
+                continue  # a damaged row's NaN would make the whole cell's throughput NaN
             cell = (done.endpoint_id, done.suite, done.concurrency, done.rate_rps)
-            tokens, wall_s, full_s, timed_s, phases = totals.get(cell, _NO_TOTALS)
+            tokens, wall_s, full_s, timed_s, phases, doubt = totals.get(cell, _NO_TOTALS)
             # Open loop: the concurrency only caps, there is no level to hold.
             full = _finite(done.full_load_s) if done.rate_rps is None else None
+            lag = doubt_of_lag(done.loop_lag_p99_s)
             totals[cell] = (
                 tokens + done.output_tokens,
-                wall_s + done.wall_s,
+                wall_s + wall,
                 full_s + (full or 0.0),
-                timed_s + (done.wall_s if full is not None else 0.0),
+                timed_s + (wall if full is not None else 0.0),
                 phases + 1,
+                doubt if lag is None else max(lag, doubt or 0.0),
             )
         return totals
-
-    def _doubt(self, key: CellKey) -> float | None:
-        doubts = [
-            doubt
-            for done in self._phases.values()
-            if (done.endpoint_id, done.suite, done.concurrency, done.rate_rps) == key
-            and (doubt := doubt_of_lag(done.loop_lag_p99_s)) is not None
-        ]
-        return max(doubts, default=None)
 
     def _row(self, key: CellKey, totals: _Totals | None) -> LeaderRow:
         cell = self._cells[key]
         endpoint_id, suite, concurrency, rate_rps = key
-        tokens, wall_s, full_s, timed_s, _ = totals or _NO_TOTALS
+        tokens, wall_s, full_s, timed_s, _, doubt = totals or _NO_TOTALS
         return LeaderRow(
             endpoint=endpoint_id,
             suite=suite,
@@ -357,13 +367,14 @@ class LeaderboardFold:
             errors=cell.errors,
             suspect=cell.suspect,
             quality={name: score_summary(stats) for name, stats in cell.quality.items()},
+            scored_prompts={name: frozenset(ids) for name, ids in cell.prompts.items()},
             decode_tps=cell.decode_tps.summary(),
             e2e_tps=cell.e2e_tps.summary(),
             tokens_out_mean=cell.tokens_out.mean if cell.tokens_out.n else None,
             ttft_p50_s=cell.ttft.quantile(50),
             throughput_tps=_ratio(tokens, wall_s),
             full_load_share=_ratio(full_s, timed_s),
-            timing_doubt_s=self._doubt(key),
+            timing_doubt_s=doubt,
         )
 
 

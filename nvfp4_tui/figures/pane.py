@@ -4,9 +4,10 @@ the numbers a person sees.
 
 The big number is the endpoint's decode tok/s per stream. While a phase runs it is the live
 rate (``EndpointState.live_decode_tps``), or with no live progress (a replay) the mean of the
-last requests at the phase's load level. Paused, it is blank: a number standing still beside a
-"paused" mark reads as a measurement. Once the endpoint's phases are over it is the mean decode
-at its base load level, beside the means at its other levels.
+last requests at the phase's load level; between two phases, the mean of the last requests.
+Paused, it is blank: a number standing still beside a "paused" mark reads as a measurement.
+Once the endpoint is done it is the mean decode at its base load level, beside the means at its
+other levels.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ class LevelDecode:
 
     load: Load
     decode_tps: float | None
-    steady: bool | None  # False: the level never held its concurrency (figures.leaderboard)
 
 
 @dataclass(frozen=True)
@@ -93,14 +93,9 @@ class PaneFigures:
 
 def level_decodes(endpoint: EndpointState, rows: tuple[LeaderRow, ...]) -> tuple[LevelDecode, ...]:
     """The endpoint's mean decode per load level with a finished phase, lowest load first."""
-    steady = {level.load: level.steady for level in endpoint.throughput_by_load()}
     return tuple(
-        LevelDecode(
-            load,
-            pooled_mean(r.decode_tps for r in rows if r.load == load),
-            steady[load],
-        )
-        for load in steady
+        LevelDecode(level.load, pooled_mean(r.decode_tps for r in rows if r.load == level.load))
+        for level in endpoint.throughput_by_load()
     )
 
 
@@ -115,10 +110,11 @@ def pane_figures(endpoint: EndpointState, now: float, score_name: str) -> PaneFi
         live = endpoint.live_decode_tps(now)
         decode = live if live is not None else endpoint.decode_tps_now(now)
         kind = "live" if live is not None else "recent" if decode is not None else "none"
-    elif levels:
+    elif status == "done" and levels:
         decode, kind = levels[0].decode_tps, "final"
-    else:
-        decode, kind = None, "none"
+    else:  # between two phases: the last requests, whatever their level
+        decode = endpoint.recent_decode_tps()
+        kind = "recent" if decode is not None else "none"
     return PaneFigures(
         endpoint=endpoint.id,
         status=status,

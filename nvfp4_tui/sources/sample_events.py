@@ -41,6 +41,7 @@ SUITES = ("english", "japanese", "math", "coding", "design", "tool_call")
 CONCURRENCY = (1, 4)
 REQUESTS_PER_PROMPT = 2
 GPU_SAMPLE_S = 0.5
+PROGRESS_WINDOW_S = 2 * GPU_SAMPLE_S  # token progress every other GPU sample
 SERVER_SAMPLE_S = 1.0
 PROGRESS_S = 0.5
 PHASE_GAP_S = 0.05
@@ -404,11 +405,11 @@ def _run_endpoint(
     return out, requests
 
 
-def _active(requests: list[_Request], t: float) -> tuple[int, float]:
-    """Requests in flight at ``t`` and their combined decode rate (tokens/s)."""
+def _active(requests: list[_Request], t: float) -> tuple[int, int, float]:
+    """Requests in flight at ``t``, those of them decoding, and their combined decode rate."""
     in_flight = [r for r in requests if r.sent_t <= t < r.end_t]
-    rate = sum(r.decode_tps for r in in_flight if t >= r.first_token_t)
-    return len(in_flight), rate
+    decoding = [r for r in in_flight if t >= r.first_token_t]
+    return len(in_flight), len(decoding), sum(r.decode_tps for r in decoding)
 
 
 def _server_ttft(
@@ -441,7 +442,7 @@ def _samplers(
     steps = int((end_t - START_T) / GPU_SAMPLE_S) + 1
     for step in range(steps):
         t = START_T + 0.1 + 0.013 * gpu + step * GPU_SAMPLE_S
-        in_flight, rate = _active(requests, t)
+        in_flight, decoding, rate = _active(requests, t)
         load = 0.0 if in_flight == 0 else min(1.0, (0.78 if dense else 0.55) + 0.06 * in_flight)
         power_w = 38 + 540 * load * rng.uniform(0.94, 1.03)
         temperature_c += (42 + 36 * load - temperature_c) * 0.02
@@ -471,7 +472,16 @@ def _samplers(
             )
         )
         if step % 2 == 0:
-            out.append((t + 0.2, TokenProgress(t + 0.2, eid, in_flight, round(rate, 1))))
+            # One progress window a second: its decode tokens and decoding stream-seconds.
+            progress = TokenProgress(
+                t + 0.2,
+                eid,
+                in_flight,
+                round(rate, 1),
+                decode_tokens=round(rate * PROGRESS_WINDOW_S),
+                decode_s=decoding * PROGRESS_WINDOW_S,
+            )
+            out.append((t + 0.2, progress))
         if step % int(SERVER_SAMPLE_S / GPU_SAMPLE_S) == 1:
             sample_t = t + 0.3
             ttft = _server_ttft(spec, requests, sample_t - SERVER_SAMPLE_S, sample_t)

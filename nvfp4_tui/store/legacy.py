@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from nvfp4_tui.events import (
+    SUSPECT_ERROR_KIND,
     EndpointInfo,
     ErrorKind,
     Event,
@@ -44,7 +45,6 @@ from nvfp4_tui.events import (
 from nvfp4_tui.store.manifest import write_manifest
 from nvfp4_tui.store.writer import SnapshotWriter
 
-SUSPECT_ERROR_KIND = "suspect"
 SUSPECT_MESSAGE = (
     "suspect: 0 output tokens and no error recorded (the legacy script's silent failure)"
 )

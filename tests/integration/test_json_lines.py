@@ -30,6 +30,11 @@ KEYS = {
 }
 
 
+def test_json_needs_headless(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--json"]) == 2
+    assert "--json goes with --headless" in capsys.readouterr().err
+
+
 def test_demo_json_lines_carry_the_panes_figures(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -45,7 +50,8 @@ def test_demo_json_lines_carry_the_panes_figures(
     assert lines and all(set(line) == KEYS for line in lines)
     assert "snapshot:" in captured.err and "run complete" in captured.err
     assert {line["endpoint"] for line in lines} == {"a", "b"}
-    assert all(line["time_scale"] == 4 and line["score"] == "verified" for line in lines)
+    # This suite has no verifying scorer: the default score falls back, and says so.
+    assert all(line["time_scale"] == 4 and line["score"] == "heuristic" for line in lines)
     ts = [line["t"] for line in lines if line["endpoint"] == "a"]
     assert ts == sorted(ts)
     live = [line for line in lines if line["decode_kind"] == "live"]

@@ -15,6 +15,7 @@ from nvfp4_tui.events import (
     RunFinished,
     RunStarted,
 )
+from nvfp4_tui.figures.leaderboard import LeaderboardFold, RequestFacts
 
 T0 = 1_796_203_800.0
 TARGETS = {"slo_ttft_s": 0.5, "slo_tpot_s": 0.05, "slo_e2e_s": 30.0, "slo_attainment": 0.9}
@@ -135,3 +136,10 @@ def rate_run() -> list[Event]:
             start += 10.0
     events.append(RunFinished(T0 + 30.0, "complete"))
     return events
+
+
+def leaderboard_json_keys() -> set[str]:
+    """The keys of a leaderboard row in ``report --format json`` (rows beside it have a kind)."""
+    fold = LeaderboardFold()
+    fold.add_request(RequestFacts("a", "s", "p", 1, None, 0, "ok", None, None, 0.0, *[None] * 8))
+    return set(fold.rows()[0].json("score_heuristic"))

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from nvfp4_tui.cli import main
 from nvfp4_tui.events import Event, RunStarted
-from nvfp4_tui.figures.leaderboard import LeaderboardFold, RequestFacts
 from nvfp4_tui.profile import load_profile
 from nvfp4_tui.store.writer import SnapshotWriter
 from tests.load.files import endpoint_toml, run_profile, write_profile
+from tests.load.records import leaderboard_json_keys
 
 # Per-request speed falls as 1/sqrt(c): aggregate throughput grows 41% per doubling (no knee
 # in reach), while TTFT (1.0 s simulated at c=1, time scale 10) grows from 0.10 s at c=1 to
@@ -31,9 +31,7 @@ LOOSE = endpoint_toml(
     "loose", 1, decode_tps=20.0, ttft_s=1.0, curve=CURVE, extra="slo = { ttft_s = 0.33 }"
 )
 
-_FOLD = LeaderboardFold()
-_FOLD.add_request(RequestFacts("a", "s", 1, None, 0, "ok", None, None, 0.0, *[None] * 8))
-LEADERBOARD_KEYS = set(_FOLD.rows()[0].json("score_heuristic"))
+LEADERBOARD_KEYS = leaderboard_json_keys()
 
 
 def record(events: list[Event], root: Path) -> Path:

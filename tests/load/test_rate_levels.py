@@ -13,7 +13,6 @@ import pytest
 from nvfp4_tui.cli import main
 from nvfp4_tui.events import Event, PhaseFinished, PhasePlan, RequestFinished, RunStarted
 from nvfp4_tui.figures.board import quality_table, speed_rows
-from nvfp4_tui.figures.leaderboard import LeaderboardFold, RequestFacts
 from nvfp4_tui.figures.scores import HEURISTIC
 from nvfp4_tui.launch import PhasePrinter
 from nvfp4_tui.report import render_snapshot, snapshot_board
@@ -22,12 +21,10 @@ from nvfp4_tui.state import FleetState
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.writer import SnapshotWriter
 from nvfp4_tui.tui.readouts import load_curves
-from tests.load.records import RATE_REQUESTS, rate_run
+from tests.load.records import RATE_REQUESTS, leaderboard_json_keys, rate_run
 from tests.replay.builders import T0, endpoint, write_events
 
-_FOLD = LeaderboardFold()
-_FOLD.add_request(RequestFacts("a", "s", 1, None, 0, "ok", None, None, 0.0, *[None] * 8))
-LEADERBOARD_KEYS = set(_FOLD.rows()[0].json("score_heuristic"))
+LEADERBOARD_KEYS = leaderboard_json_keys()
 ONE, TWO = Load("rate", 1.0), Load("rate", 2.0)
 
 

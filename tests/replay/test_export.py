@@ -45,6 +45,7 @@ ROW_KEYS = {
     "tokens_out_mean",
     "full_load_share",  # closed loop: share of the phases' time with N in flight
     "steady",  # false: the level never held its concurrency long enough
+    "timing_doubt_s",  # how late the worst phase's timings may read, when over the threshold
     "incomplete",
 }
 

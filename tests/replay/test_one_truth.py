@@ -14,6 +14,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from nvfp4_tui.compare import compare_snapshots
 from nvfp4_tui.report import render_snapshot
 from nvfp4_tui.sources.replay import ReplaySource, is_reset
 from nvfp4_tui.state import FleetState
@@ -85,3 +88,23 @@ def test_an_imported_legacy_run_replays_to_its_report(tmp_path: Path) -> None:
     cells = report_cells(snapshot)
     assert {row["score"] for row in cells} == {"heuristic"}
     assert any(row["suspect"] for row in cells)
+    # The panes' and the header's error counts are the report's too.
+    state = asyncio.run(_replayed(snapshot))
+    assert state.errors == sum(row["errors"] for row in cells)
+    suspects = sum(e.requests_suspect for e in state.endpoints.values())
+    assert suspects == sum(row["suspect"] for row in cells)
+
+
+def test_compare_summarises_each_cell_as_the_leaderboard_does() -> None:
+    # compare keeps per-request samples for its tests; its summaries must still be the
+    # leaderboard's figures (the same rows counted, warm-up and cool-down left out of timings).
+    snapshot = open_snapshot(SAMPLE)
+    comparison = compare_snapshots(snapshot, snapshot)
+    cells = {(r["endpoint"], r["suite"], r["load"]): r for r in report_cells(SAMPLE)}
+    assert len(comparison.cells) == len(cells)
+    for cell in comparison.cells:
+        row = cells[(cell.endpoint_a, cell.suite, cell.load.label)]
+        summaries = {change.metric.name: change.a for change in cell.changes}
+        assert summaries["quality"] == pytest.approx(row["quality_mean"])
+        assert summaries["decode_tps"] == pytest.approx(row["decode_tps_mean"])
+        assert summaries["ttft_p50_s"] == pytest.approx(row["ttft_p50_s"])

@@ -7,7 +7,7 @@ import pytest
 
 from nvfp4_tui.events import EndpointInfo, PhaseFinished, PhasePlan, RequestFinished, RunStarted
 from nvfp4_tui.figures.board import (
-    ROUTE_MIN_N,
+    ROUTE_MIN_PROMPTS,
     pareto_points,
     quality_table,
     route_by_task,
@@ -49,7 +49,7 @@ class Run:
                 t=T0 + self.index,
                 endpoint_id=eid,
                 suite=suite,
-                prompt_id="p",
+                prompt_id=f"p{self.index}",  # each answer its own prompt: independent evidence
                 concurrency=c,
                 phase_index=0,
                 request_index=self.index,
@@ -162,11 +162,13 @@ def test_route_picks_the_fastest_within_the_best_interval() -> None:
 
 def test_route_says_too_few_answers_below_its_minimum() -> None:
     run = Run(_info("best"), _info("fast"))
-    for _ in range(ROUTE_MIN_N - 1):
+    for _ in range(ROUTE_MIN_PROMPTS - 1):
         run.request("best", "math", 0.9, 50)
         run.request("fast", "math", 0.1, 130)
     (route,) = route_by_task(run.state.board(), HEURISTIC)
-    assert route.too_few and route.endpoint_id is None and route.min_n == ROUTE_MIN_N - 1
+    assert (
+        route.too_few and route.endpoint_id is None and route.min_prompts == ROUTE_MIN_PROMPTS - 1
+    )
     run.request("best", "math", 0.9, 50)
     run.request("fast", "math", 0.1, 130)
     (route,) = route_by_task(run.state.board(), HEURISTIC)

@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Footer, Static
 from textual_plotext.plot import Plot
 
 from nvfp4_tui.figures.board import (
+    ROUTE_MIN_PROMPTS,
     Board,
     pareto_points,
     quality_table,
@@ -223,7 +224,10 @@ class LeaderboardScreen(StateScreen):
             if route.endpoint_id is None or route.best_id is None:
                 table.add_row(
                     Text(route.suite),
-                    Text(f"too few answers (n={route.min_n})", style=styles.muted),
+                    Text(
+                        f"too few answers: {route.min_prompts} prompts, need {ROUTE_MIN_PROMPTS}",
+                        style=styles.muted,
+                    ),
                     *(_right(units.DASH, styles.muted) for _ in range(4)),
                 )
                 continue

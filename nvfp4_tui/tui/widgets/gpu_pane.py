@@ -173,17 +173,26 @@ def decode_words(figures: PaneFigures) -> tuple[str, ...]:
 
 
 def _decode_words(figures: PaneFigures) -> tuple[str, ...]:
+    # Longest first; a pane 26 columns wide has 15 beside the number, so the last ones fit it.
     if figures.decode_kind == "paused":
         return ("paused: no new requests", "paused")
     if figures.decode_kind == "final" and figures.levels:
         base, *others = figures.levels
         rest = [f"{lv.load.label} {units.tps(lv.decode_tps)}" for lv in others]
-        mark = "" if base.steady is not False else "*"
-        head = f"tok/s mean {base.load.label}{mark}"
-        return (" · ".join([head, *rest]), " · ".join([f"mean {base.load.label}", *rest]), head)
+        head = f"tok/s mean {base.load.label}"
+        return (
+            " · ".join([head, *rest]),
+            " · ".join([f"mean {base.load.label}", *rest]),
+            " · ".join(["mean", *rest]),
+            head,
+        )
     level = f" {figures.level.label}" if figures.level is not None else ""
     if figures.decode_kind == "recent":
-        return (f"tok/s decode{level} (last requests)", f"tok/s decode{level}")
+        return (
+            f"tok/s decode{level} (last requests)",
+            f"tok/s decode{level} recent",
+            "tok/s recent",
+        )
     return (f"tok/s decode{level}", "tok/s decode")
 
 
