@@ -314,7 +314,7 @@ async def _follow_headless(source, json_lines: bool) -> None:
         if ticker is not None:
             ticker.cancel()
     if panes is not None:
-        panes.print_now()
+        panes.print_now(unless_printed=True)
 
 
 def cmd_follow(args: argparse.Namespace) -> int:

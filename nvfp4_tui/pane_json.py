@@ -32,14 +32,18 @@ class PaneJsonLines:
         self._stream = stream  # None: whatever sys.stdout is when a line is printed
         self._clock = clock
         self._reader_gone = False
+        self._printed_version: int | None = None
 
     def __call__(self, event: Event) -> None:
         self.state.apply(event)
 
-    def print_now(self) -> None:
-        if self._reader_gone:
-            return
+    def print_now(self, *, unless_printed: bool = False) -> None:
+        """Print every pane's line; with ``unless_printed``, not when the last lines already
+        showed this state (the run's end falling on a tick prints once)."""
         state = self.state
+        if self._reader_gone or (unless_printed and self._printed_version == state.version):
+            return
+        self._printed_version = state.version
         now = self._clock()
         score = shown_score(state.figures.has_scores)
         lines = [
