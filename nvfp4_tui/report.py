@@ -16,7 +16,7 @@ from pathlib import Path
 import plotext as plt
 import polars as pl
 
-from nvfp4_tui.events import EndpointInfo, Event, PhaseFinished, RunStarted
+from nvfp4_tui.events import SUSPECT_ERROR_KIND, EndpointInfo, Event, PhaseFinished, RunStarted
 from nvfp4_tui.figures.board import (
     ROUTE_MIN_PROMPTS,
     Board,
@@ -26,13 +26,14 @@ from nvfp4_tui.figures.board import (
 )
 from nvfp4_tui.figures.leaderboard import (
     STEADY_SHARE,
+    CellTotals,
     LeaderboardFold,
     LeaderRow,
     LevelRow,
+    Moments,
     PhaseFacts,
-    RequestFacts,
 )
-from nvfp4_tui.figures.scores import score_label
+from nvfp4_tui.figures.scores import SCORE_NAMES, score_label
 from nvfp4_tui.slo import (
     CapacityRow,
     Load,
@@ -119,20 +120,84 @@ def with_rates(requests: pl.DataFrame, rates: PlanRates) -> pl.DataFrame:
     return keyed.join(plan, on=["run", "endpoint_id", "phase_index"], how="left")
 
 
+_LEVEL = ("endpoint_id", "suite", "concurrency", "rate_rps")
+# Columns an older snapshot may lack; they read as nulls.
+_OPTIONAL = {"score_verified": pl.Float64, "score_judge": pl.Float64, "trimmed": pl.Boolean}
+
+
+def _moments(column: str, rows: pl.Expr) -> list[pl.Expr]:
+    """Count, mean and sum of squared deviations of ``column``'s finite values in ``rows``."""
+    values = (
+        pl.col(column).cast(pl.Float64).filter(rows & pl.col(column).cast(pl.Float64).is_finite())
+    )
+    return [
+        values.count().alias(f"{column}:n"),
+        values.mean().alias(f"{column}:mean"),
+        (values.var(ddof=0) * values.count()).alias(f"{column}:m2"),
+    ]
+
+
+def _moments_of(row: dict, column: str) -> Moments:
+    n = row[f"{column}:n"]
+    return Moments(n, row[f"{column}:mean"] or 0.0, row[f"{column}:m2"] or 0.0)
+
+
+def cell_totals(frame: pl.DataFrame) -> list[CellTotals]:
+    """The request rows summed per leaderboard cell, as ``LeaderboardFold.add_request`` would
+    count them one by one (``frame`` carries ``rate_rps``: ``with_rates``)."""
+    for column, dtype in _OPTIONAL.items():
+        if column not in frame.columns:
+            frame = frame.with_columns(pl.lit(None, dtype=dtype).alias(column))
+    status = pl.col("status")
+    failed = status == "error"
+    suspect = failed & (pl.col("error_kind") == SUSPECT_ERROR_KIND).fill_null(False)
+    kept = ~failed
+    timed = kept & ~pl.col("trimmed").fill_null(False)  # warm-up and cool-down: not timed
+    aggregates = [
+        (kept & (status != "incomplete")).sum().alias("ok"),
+        (status == "incomplete").sum().alias("incomplete"),
+        (failed & ~suspect).sum().alias("errors"),
+        suspect.sum().alias("suspect"),
+        pl.col("ttft_s").filter(timed & pl.col("ttft_s").is_finite()).alias("ttft_s"),
+    ]
+    for name in SCORE_NAMES:
+        aggregates += _moments(name, kept)
+        scored = kept & pl.col(name).is_finite()
+        aggregates.append(pl.col("prompt_id").filter(scored).unique().alias(f"{name}:prompts"))
+    for column in ("decode_tps", "e2e_tps"):
+        aggregates += _moments(column, timed)
+    aggregates += _moments("tokens_out", timed & pl.col("tokens_out").is_not_null())
+    grouped = frame.group_by(*_LEVEL).agg(aggregates)
+    return [
+        CellTotals(
+            endpoint_id=row["endpoint_id"],
+            suite=row["suite"],
+            concurrency=row["concurrency"],
+            rate_rps=row["rate_rps"],
+            ok=row["ok"],
+            incomplete=row["incomplete"],
+            errors=row["errors"],
+            suspect=row["suspect"],
+            quality={
+                name: (_moments_of(row, name), frozenset(row[f"{name}:prompts"]))
+                for name in SCORE_NAMES
+            },
+            decode_tps=_moments_of(row, "decode_tps"),
+            e2e_tps=_moments_of(row, "e2e_tps"),
+            tokens_out=_moments_of(row, "tokens_out"),
+            ttft_s=row["ttft_s"],
+        )
+        for row in grouped.iter_rows(named=True)
+    ]
+
+
 def fold_snapshot(requests: pl.DataFrame, events: Sequence[Event]) -> LeaderboardFold:
     """The leaderboard fold of a snapshot's request rows and its finished phases."""
     rates = plan_rates(events)
     fold = LeaderboardFold()
     if not requests.is_empty():
-        frame = with_rates(requests, rates).with_columns(
-            phase=pl.format("{}:{}", pl.col("run"), pl.col("phase_index"))
-        )
-        # In RequestFacts' order; a column an older snapshot lacks reads as nulls.
-        columns = [
-            pl.col(c) if c in frame.columns else pl.lit(None).alias(c) for c in RequestFacts._fields
-        ]
-        for row in frame.select(columns).iter_rows():
-            fold.add_request(RequestFacts(*row))
+        for totals in cell_totals(with_rates(requests, rates)):
+            fold.add_cell(totals)
     for e in events:
         if isinstance(e, PhaseFinished):
             run = rates.run_at(e.t)

@@ -161,6 +161,15 @@ class RunningStats:
         self._m2 += delta * (x - self.mean)
 
     @classmethod
+    def of_moments(cls, n: int, mean: float, m2: float) -> RunningStats:
+        """An accumulator holding ``n`` samples of this mean and sum of squared deviations from
+        it (the sample variance times n - 1), as a column's aggregates give them."""
+        stats = cls()
+        if n:
+            stats.n, stats.mean, stats._m2 = n, mean, m2
+        return stats
+
+    @classmethod
     def merged(cls, parts: Iterable[RunningStats]) -> RunningStats:
         """One accumulator over the samples of several (Chan's pairwise update): the same mean
         and variance as adding every sample to one, without keeping them."""
@@ -249,6 +258,22 @@ class QuantileSketch:
                     self._bucket_add(v)
             return
         self._bucket_add(x)
+
+    def add_many(self, values: Sequence[float]) -> None:
+        """``add`` each of ``values``, in one sort (or one pass into buckets): the same state as
+        adding them one by one, in any order."""
+        if not values:
+            return
+        self.n += len(values)
+        if self._sorted is not None and self.n <= self.exact_cap:
+            self._sorted = array("d", sorted([*self._sorted, *values]))
+            return
+        if self._sorted is not None:
+            kept, self._sorted = self._sorted, None
+            for v in kept:
+                self._bucket_add(v)
+        for v in values:
+            self._bucket_add(v)
 
     def _bucket_add(self, x: float) -> None:
         self._cum = None

@@ -1,7 +1,8 @@
 """The leaderboard: per endpoint, suite and load level, folded once from request rows and phase
-totals. The live state feeds it event by event and the report feeds it a snapshot's rows; both
-read the same ``LeaderRow``s, so a figure on screen and the same figure in a report are one
-computation.
+totals. The live state feeds it event by event (``add_request``) and the report feeds it a
+snapshot's rows summed per cell (``add_cell``: a million rows one by one would take seconds);
+both end in the same accumulators and read the same ``LeaderRow``s, so a figure on screen and
+the same figure in a report are one computation.
 
 Rows a legacy script recorded with 0 output tokens and no error (its silent HTTP failures) are
 imported as ``status="error"``, ``error_kind="suspect"``: they are counted in ``suspect``, apart
@@ -11,7 +12,7 @@ from real errors, and never averaged as zero scores.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -53,6 +54,38 @@ class RequestFacts(NamedTuple):
     score_heuristic: float | None
     score_verified: float | None
     score_judge: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Moments:
+    """Count, mean and sum of squared deviations of a column's values in one cell."""
+
+    n: int
+    mean: float
+    m2: float  # the sample variance times (n - 1)
+
+    def stats(self) -> RunningStats:
+        return RunningStats.of_moments(self.n, self.mean, self.m2)
+
+
+@dataclass(frozen=True, slots=True)
+class CellTotals:
+    """One cell's request rows summed by the caller (the report groups a million rows with
+    polars): what ``add_request`` would have accumulated from them one by one."""
+
+    endpoint_id: str
+    suite: str
+    concurrency: int
+    rate_rps: float | None
+    ok: int
+    incomplete: int
+    errors: int
+    suspect: int
+    quality: Mapping[str, tuple[Moments, frozenset[str]]]  # score name -> (moments, prompts)
+    decode_tps: Moments
+    e2e_tps: Moments
+    tokens_out: Moments
+    ttft_s: Sequence[float]
 
 
 class PhaseFacts(NamedTuple):
@@ -247,6 +280,28 @@ class LeaderboardFold:
             cell.e2e_tps.add(e2e_tps)
         if row.tokens_out is not None:
             cell.tokens_out.add(row.tokens_out)
+
+    def add_cell(self, totals: CellTotals) -> None:
+        """Every request row of a cell at once (``CellTotals``)."""
+        key = (totals.endpoint_id, totals.suite, totals.concurrency, totals.rate_rps)
+        cell = self._cells.get(key)
+        if cell is None:
+            cell = self._cells[key] = _Cell()
+        cell.ok += totals.ok
+        cell.incomplete += totals.incomplete
+        cell.errors += totals.errors
+        cell.suspect += totals.suspect
+        for name, (moments, prompts) in totals.quality.items():
+            if not moments.n:
+                continue
+            cell.quality[name] = RunningStats.merged(
+                [cell.quality.get(name, RunningStats()), moments.stats()]
+            )
+            cell.prompts.setdefault(name, set()).update(prompts)
+        cell.decode_tps = RunningStats.merged([cell.decode_tps, totals.decode_tps.stats()])
+        cell.e2e_tps = RunningStats.merged([cell.e2e_tps, totals.e2e_tps.stats()])
+        cell.tokens_out = RunningStats.merged([cell.tokens_out, totals.tokens_out.stats()])
+        cell.ttft.add_many(totals.ttft_s)
 
     def add_phase(self, done: PhaseFacts) -> None:
         self._phases[(done.endpoint_id, done.phase)] = done
