@@ -29,6 +29,7 @@ import harness
 from harness import Target, fmt, median, percentile
 
 from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Timeouts
+from nvfp4_tui.cli import DEMO_PROFILE
 from nvfp4_tui.profile import Endpoint, Profile, load_profile, with_urls
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import decode_tps_at, expected_ttft_s
@@ -60,12 +61,12 @@ class Settings:
 
 
 QUICK = Settings(
-    profile=harness.DEMO_PROFILE,
+    profile=DEMO_PROFILE,
     levels=(Level(1, 3, 64), Level(4, 2, 64), Level(16, 1, 32), Level(64, 1, 16)),
     seed_levels=(Level(1, 2, 64), Level(4, 1, 64)),
 )
 FULL = Settings(
-    profile=harness.DEMO_PROFILE,
+    profile=DEMO_PROFILE,
     levels=(Level(1, 12, 128), Level(4, 6, 128), Level(16, 3, 96), Level(64, 2, 48)),
     seed_levels=(Level(1, 6, 128), Level(4, 3, 128), Level(16, 2, 96), Level(64, 1, 48)),
 )

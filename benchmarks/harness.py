@@ -26,7 +26,7 @@ from nvfp4_tui.tables import format_table
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO_ROOT / "benchmarks" / "results"
-DEMO_PROFILE = REPO_ROOT / "profiles" / "demo.toml"
+
 CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 MIB = 1024 * 1024

@@ -25,6 +25,7 @@ import harness
 from harness import Target, fmt
 
 from nvfp4_tui.bench.session import Session
+from nvfp4_tui.cli import DEMO_PROFILE
 from nvfp4_tui.events import Event, RequestFinished
 from nvfp4_tui.launch import telemetry_for_run
 from nvfp4_tui.profile import load_profile, with_overrides, with_urls
@@ -93,7 +94,7 @@ async def _run_session(session: Session, settings: Settings) -> tuple[list, str]
 
 
 def run(settings: Settings) -> dict[str, Any]:
-    profile = load_profile(harness.DEMO_PROFILE)
+    profile = load_profile(DEMO_PROFILE)
     suites_count = len(profile.run.suites)
     profile = with_overrides(
         profile,
@@ -105,7 +106,7 @@ def run(settings: Settings) -> dict[str, Any]:
         SimProcess(profile.path, time_scale=settings.time_scale) as sim,
     ):
         live, sources, _ = telemetry_for_run(with_urls(profile, sim.urls), "sim")
-        suites = load_suites(live.suites_dir, live.run.suites)
+        suites = load_suites(live.suite_dirs, live.run.suites)
         counter = Counting(FleetState())
         session = Session(live, suites, Path(tmp), subscribers=[counter], gpu_sources=sources)
         session.open()

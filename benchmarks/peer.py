@@ -21,6 +21,7 @@ from typing import Any
 import harness
 from harness import Target
 
+from nvfp4_tui.cli import DEMO_PROFILE
 from nvfp4_tui.profile import load_profile
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import decode_tps_at, expected_ttft_s
@@ -58,12 +59,12 @@ def run(quick: bool) -> dict[str, Any]:
             "skipped": True,
             "reason": "guidellm is not installed (it pulls torch; this benchmark does not "
             "install it). To compare by hand: pip install guidellm, serve the demo fleet with "
-            "`nvfp4-tui sim profiles/demo.toml`, then `guidellm benchmark --target URL "
+            "`nvfp4-tui sim nvfp4_tui/data/profiles/demo.toml`, then `guidellm benchmark --target URL "
             f"--rate-type concurrent --rate {CONCURRENCY} --data "
             f'"prompt_tokens={PROMPT_TOKENS},output_tokens={OUTPUT_TOKENS}"`.',
         }
     max_seconds = 20 if quick else 120
-    profile = load_profile(harness.DEMO_PROFILE)
+    profile = load_profile(DEMO_PROFILE)
     endpoint = next(e for e in profile.endpoints if e.sim is not None)
     assert endpoint.sim is not None
     with SimProcess(profile.path) as sim:

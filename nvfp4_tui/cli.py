@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -11,8 +13,10 @@ from pathlib import Path
 from nvfp4_tui import __version__, exit_codes
 from nvfp4_tui.tomlcheck import ConfigError
 
-REPO_PROFILES = Path(__file__).resolve().parent.parent / "profiles"
-DEMO_PROFILE = REPO_PROFILES / "demo.toml"
+# A simulator clock this many times real time still times tokens to the millisecond.
+MAX_TIME_SCALE = 1000.0
+# Shipped in the package, so that `demo` works from any directory of any install.
+DEMO_PROFILE = Path(__file__).resolve().parent / "data" / "profiles" / "demo.toml"
 DEFAULT_OUT = Path("snapshots")
 
 
@@ -76,6 +80,18 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _time_scale(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= MAX_TIME_SCALE):
+        raise argparse.ArgumentTypeError(
+            f"expected a number above 0 and at most {MAX_TIME_SCALE:g}, got {text!r}"
+        )
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nvfp4-tui",
@@ -89,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plan_options(demo)
     demo.add_argument("--profile", type=Path, default=DEMO_PROFILE, help=argparse.SUPPRESS)
     demo.add_argument(
-        "--time-scale", type=float, default=1.0, help="run the simulator's clock faster"
+        "--time-scale", type=_time_scale, default=1.0, help="run the simulator's clock faster"
     )
     demo.add_argument(
         "--gpu-telemetry",
@@ -105,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("sim", help="serve a profile's simulated endpoints on 127.0.0.1")
     sim.add_argument("profile", type=Path)
     sim.add_argument("--port-base", type=int, help="first port (default: chosen by the OS)")
-    sim.add_argument("--time-scale", type=float, default=1.0)
+    sim.add_argument("--time-scale", type=_time_scale, default=1.0)
 
     gpus = sub.add_parser("gpus", help="print the GPUs and metrics sources this host can see")
     gpus.add_argument("--profile", type=Path)
@@ -469,6 +485,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_codes.USAGE
     except KeyboardInterrupt:
         return exit_codes.STOPPED
+    except BrokenPipeError:
+        # The reader of stdout went away (``| head``): what it wanted it has. Point stdout at
+        # /dev/null, so that flushing it at exit does not fail a second time.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return exit_codes.OK
     except Exception as e:  # the one place an unexpected failure becomes a one-line message
         if args.debug:
             raise

@@ -120,7 +120,7 @@ def run_headless(
     ``json_lines`` only the panes' figures (``pane_json``), everything else on stderr."""
     from nvfp4_tui.report import print_summary
 
-    suites = load_suites(profile.suites_dir, profile.run.suites)
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
     panes = PaneJsonLines() if json_lines else None
     session = Session(
         profile,

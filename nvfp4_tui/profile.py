@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 from nvfp4_tui.events import EndpointInfo
 from nvfp4_tui.slo import SloTargets
+from nvfp4_tui.suites import BUILTIN_SUITES
 from nvfp4_tui.tomlcheck import (
     ConfigError,
     Problems,
@@ -189,8 +190,10 @@ class Profile:
     judge: JudgeSpec | None = None
 
     @property
-    def suites_dir(self) -> Path:
-        return self.path.parent / "suites"
+    def suite_dirs(self) -> tuple[Path, ...]:
+        """Where its suites are found: the built-in ones, then the profile's own ``suites/``
+        folder, whose files add suites or replace built-in ones of the same name."""
+        return (BUILTIN_SUITES, self.path.parent / "suites")
 
     def with_gpus(self, gpus: dict[str, int]) -> Profile:
         """The profile with endpoints' GPUs replaced by resolved indices (UUID or "auto")."""

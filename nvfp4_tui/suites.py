@@ -1,4 +1,7 @@
-"""Prompt suites: ``profiles/suites/<name>.toml`` read into typed, validated objects.
+"""Prompt suites, built in (``nvfp4_tui/data/suites``) or a profile's own, as typed objects.
+
+The package ships the seed's suites; a profile's ``suites/<name>.toml`` adds one, or replaces
+the built-in suite of that name.
 
 A suite file has one ``[suite]`` table and one ``[[prompt]]`` table per prompt::
 
@@ -75,6 +78,9 @@ from nvfp4_tui.tomlcheck import (
     one_of,
     show,
 )
+
+# The suites that ship with the package; a profile's own suites/ folder adds to them.
+BUILTIN_SUITES = Path(__file__).resolve().parent / "data" / "suites"
 
 SuiteKind = Literal["text", "code", "math", "tool_call"]
 SUITE_KINDS: tuple[SuiteKind, ...] = ("text", "code", "math", "tool_call")
@@ -362,18 +368,26 @@ def load_suite(path: Path) -> Suite:
     )
 
 
-def load_suites(directory: Path, names: Sequence[str]) -> dict[str, Suite]:
-    """The named suites from ``directory``; every problem in every file is raised together."""
-    known = sorted(p.stem for p in directory.glob("*.toml")) if directory.is_dir() else []
+def load_suites(directories: Path | Sequence[Path], names: Sequence[str]) -> dict[str, Suite]:
+    """The named suites from ``directories`` (a later folder's file replaces an earlier one's of
+    the same name); every problem in every file is raised together."""
+    folders = [directories] if isinstance(directories, Path) else list(directories)
+    files = {
+        path.stem: path
+        for folder in folders
+        if folder.is_dir()
+        for path in sorted(folder.glob("*.toml"))
+    }
     suites: dict[str, Suite] = {}
     lines: list[str] = []
     for name in names:
-        if name not in known:
-            listed = ", ".join(known) if known else "none"
-            lines.append(f"{directory}: no suite named {name!r}; known suites: {listed}")
+        if name not in files:
+            listed = ", ".join(sorted(files)) or "none"
+            where = ", ".join(str(folder) for folder in folders)
+            lines.append(f"{where}: no suite named {name!r}; known suites: {listed}")
             continue
         try:
-            suites[name] = load_suite(directory / f"{name}.toml")
+            suites[name] = load_suite(files[name])
         except ConfigError as e:
             lines.extend(e.problems)
     if lines:

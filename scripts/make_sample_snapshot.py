@@ -30,7 +30,9 @@ from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.suites import load_suites
 
 REPO = Path(__file__).resolve().parents[1]
-PROFILE = Path("profiles/demo.toml")  # relative: the manifest must not name this machine's paths
+PROFILE = Path(
+    "nvfp4_tui/data/profiles/demo.toml"
+)  # relative: the manifest names no machine's paths
 OUT_ROOT = Path("snapshots")
 SAMPLE_ID = "sample-demo"
 MAX_SIZE_BYTES = 1_500_000
@@ -46,7 +48,7 @@ def record(time_scale: float) -> Path:
             print(message, file=sys.stderr)
         session = Session(
             live,
-            load_suites(live.suites_dir, live.run.suites),
+            load_suites(live.suite_dirs, live.run.suites),
             OUT_ROOT,
             subscribers=[PhasePrinter()],
             gpu_sources=sources,

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.suites import ConfigError, ExpectedCall, Prompt, load_suite, load_suites
+from nvfp4_tui.suites import (
+    BUILTIN_SUITES,
+    ConfigError,
+    ExpectedCall,
+    Prompt,
+    load_suite,
+    load_suites,
+)
 
-SUITES_DIR = Path(__file__).parents[1] / "profiles" / "suites"
+SUITES_DIR = BUILTIN_SUITES
 SHIPPED = {  # name: (kind, max_tokens, min_words)
     "english": ("text", 4096, 400),
     "japanese": ("text", 2048, 200),
@@ -388,3 +394,26 @@ def test_unreadable_suite_files(tmp_path):
         load_suite(path)
     with pytest.raises(ConfigError, match=r"y\.toml: file not found"):
         load_suite(tmp_path / "y.toml")
+
+
+def test_a_profiles_own_suites_add_to_and_replace_the_built_in_ones(tmp_path):
+    (tmp_path / "math.toml").write_text(TEXT_SUITE)  # replaces the built-in math suite
+    (tmp_path / "extra.toml").write_text(TEXT_SUITE)
+    suites = load_suites((BUILTIN_SUITES, tmp_path), ["math", "extra", "coding"])
+    assert suites["math"].max_tokens == 100 and suites["math"].kind == "text"
+    assert suites["extra"].max_tokens == 100
+    assert suites["coding"].kind == "code"  # still the built-in one
+
+
+def test_a_profile_in_a_folder_of_its_own_runs_with_the_built_in_suites(tmp_path):
+    from pathlib import Path
+
+    from nvfp4_tui.profile import load_profile
+
+    fleet = Path(__file__).parents[1] / "profiles" / "nvfp4-7gpu.toml"
+    own = tmp_path / "mine" / "fleet.toml"
+    own.parent.mkdir()
+    own.write_text(fleet.read_text())
+    profile = load_profile(own)
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
+    assert sorted(suites) == sorted(SHIPPED)

@@ -171,7 +171,7 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
     from nvfp4_tui.launch import down_summary, telemetry_for_run
 
     profile, sources, messages = telemetry_for_run(spec.profile(), spec.gpu_telemetry)
-    suites = load_suites(profile.suites_dir, profile.run.suites)
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
     pipe = PipeWriter(events_fd)
     session = Session(
         profile,

@@ -1,6 +1,6 @@
 """A deterministic event list of the demo fleet, for tests, snapshot SVGs and screenshots.
 
-The list is what the live runner would have streamed for ``profiles/demo.toml``: seven endpoints,
+The list is what the live runner would have streamed for the demo profile: seven endpoints,
 six suites at concurrency 1 then 4, two requests per prompt (six per phase). Each endpoint's run is
 simulated on its own seeded ``random.Random``, so the same call gives the same events, and changing
 one endpoint leaves the others alone. By default the list stops partway through the run (the fast

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -12,9 +11,9 @@ from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.events import Event, PhaseFinished, RequestFinished
 from nvfp4_tui.profile import Endpoint, Profile, RunPlan, SimSpec
 from nvfp4_tui.sim.fleet import SimFleet
-from nvfp4_tui.suites import load_suites
+from nvfp4_tui.suites import BUILTIN_SUITES, load_suites
 
-SUITES_DIR = Path(__file__).parents[2] / "profiles" / "suites"
+SUITES_DIR = BUILTIN_SUITES
 CONCURRENCY = 8
 BACKLOG = 3
 

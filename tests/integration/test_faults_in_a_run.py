@@ -48,7 +48,7 @@ def test_faults_stay_on_their_endpoint(tmp_path: Path) -> None:
         tmp_path, endpoints, suites=["essay", "tools"], concurrency=[2], requests=2, timeout_s=3.0
     )
     profile = load_profile(path)
-    suites = load_suites(profile.suites_dir, profile.run.suites)
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
 
     async def run() -> Path:
         async with SimFleet(profile.endpoints, time_scale=10.0) as fleet:
@@ -101,7 +101,7 @@ def test_server_metrics_are_scraped_live_during_a_run(tmp_path: Path) -> None:
         requests=8,
     )
     profile = load_profile(path)
-    suites = load_suites(profile.suites_dir, profile.run.suites)
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
 
     async def run() -> Path:
         async with SimFleet(profile.endpoints) as fleet:

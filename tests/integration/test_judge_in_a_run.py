@@ -67,7 +67,7 @@ def test_the_judge_scores_answers_in_its_own_column(
         )
         path.write_text(path.read_text() + JUDGE.format(url=url))
         profile = load_profile(path)
-        suites = load_suites(profile.suites_dir, profile.run.suites)
+        suites = load_suites(profile.suite_dirs, profile.run.suites)
         try:
             async with SimFleet(profile.endpoints, time_scale=10.0) as fleet:
                 await Runner(with_urls(profile, fleet.urls), suites, "judged", collect).run()

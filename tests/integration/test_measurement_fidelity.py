@@ -55,7 +55,7 @@ def test_measured_numbers_equal_the_schedule(tmp_path: Path, concurrency: int) -
         requests=WAVES * concurrency,
     )
     profile = load_profile(path)
-    suites = load_suites(profile.suites_dir, profile.run.suites)
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
     spec = profile.endpoints[0].sim
     assert spec is not None
     records: list[RequestFinished] = []
@@ -120,7 +120,7 @@ def test_decode_equals_the_configured_rate_per_endpoint(tmp_path: Path, suite: s
         tmp_path, endpoints, suites=[suite], concurrency=[1], requests=DECODE_REQUESTS
     )
     profile = load_profile(path)
-    suites = load_suites(profile.suites_dir, profile.run.suites)
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
     records: list[RequestFinished] = []
 
     def collect(event: Event) -> None:

@@ -78,7 +78,7 @@ async def _run_sampled(runner: Runner, state: FleetState) -> list[tuple[str, Loa
 def test_the_big_number_is_the_schedules_decode_rate(tmp_path: Path) -> None:
     path = _profile(tmp_path)
     profile = load_profile(path)
-    suites = load_suites(profile.suites_dir, profile.run.suites)
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
     state = FleetState()
 
     def fold(event: Event) -> None:

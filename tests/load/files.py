@@ -67,7 +67,7 @@ def write_profile(directory: Path, run: str, endpoints: list[str], max_tokens: i
 def run_profile(profile: Profile, time_scale: float = 10.0) -> tuple[list[Event], dict]:
     """Run the whole plan against the simulated fleet; the events and the first endpoint's
     /sim/stats."""
-    suites = load_suites(profile.suites_dir, profile.run.suites)
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
     events: list[Event] = []
 
     async def main() -> dict:

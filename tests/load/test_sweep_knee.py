@@ -59,7 +59,7 @@ def test_sweep_finds_every_knee_in_one_run(tmp_path: Path) -> None:
         for i, (name, curve) in enumerate(CURVES.items())
     ]
     profile = load_profile(write_profile(tmp_path, RUN, endpoints))
-    suites = load_suites(profile.suites_dir, profile.run.suites)
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
     ladder = [level.concurrency for level in load_levels(profile.run)]
     assert ladder == [1, 2, 4, 8, 16, 32]
     events: list[Event] = []

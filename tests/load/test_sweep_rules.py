@@ -67,7 +67,7 @@ slo = { ttft_s = 0.5, e2e_s = 9 }
 """
     endpoints = [endpoint_toml("a", 0), endpoint_toml("b", 1, extra="slo = { ttft_s = 1 }")]
     profile = load_profile(write_profile(tmp_path, run, endpoints))
-    plans = plan_phases(profile, load_suites(profile.suites_dir, profile.run.suites))
+    plans = plan_phases(profile, load_suites(profile.suite_dirs, profile.run.suites))
     assert [(p.endpoint_id, p.rate_rps) for p in plans] == [
         ("a", 2.0),
         ("a", 4.0),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.cli import main
+from nvfp4_tui.cli import DEMO_PROFILE, main
 from nvfp4_tui.profile import ConfigError, load_profile, with_overrides, with_urls
 
 PROFILES = Path(__file__).resolve().parents[2] / "profiles"
@@ -43,7 +43,7 @@ def test_seed_fleet_profile_matches_design() -> None:
 
 
 def test_demo_profile_is_simulated_with_seed_figures() -> None:
-    profile = load_profile(PROFILES / "demo.toml")
+    profile = load_profile(DEMO_PROFILE)
     figures = {e.label: (e.sim.decode_tps, e.sim.vram_used_mib) for e in profile.endpoints if e.sim}
     assert figures["Qwen3.6-35B-A3B"] == (144.0, 92316)
     assert figures["Gemma4-31B"] == (50.0, 94210)

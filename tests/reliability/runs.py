@@ -75,7 +75,7 @@ async def record_run(
     profile: Profile, out_root: Path, subscribers: Sequence = ()
 ) -> tuple[SessionResult, Snapshot]:
     """Run ``profile`` in this process (no GPU telemetry) and open what it recorded."""
-    suites = load_suites(profile.suites_dir, profile.run.suites)
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
     session = Session(profile, suites, out_root, subscribers=subscribers)
     session.open()
     result = await session.run()

@@ -100,7 +100,7 @@ async def test_a_disk_that_fills_stops_the_run_and_the_ui_says_why(
     notes = _recording(app)
     async with SimFleet(profile.endpoints, time_scale=5.0) as fleet, app.run_test() as pilot:
         live = with_urls(profile, fleet.urls)
-        suites = load_suites(live.suites_dir, live.run.suites)
+        suites = load_suites(live.suite_dirs, live.run.suites)
         session = Session(
             live, suites, tmp_path / "out", subscribers=[source], on_message=source.messages.append
         )

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from nvfp4_tui import cli, launch
 from nvfp4_tui.profile import load_profile
-from nvfp4_tui.suites import load_suite, load_suites
+from nvfp4_tui.suites import BUILTIN_SUITES, load_suite, load_suites
 from nvfp4_tui.tomlcheck import ConfigError
 from tests.reliability.toml_fuzz import (
     discover_keys,
@@ -31,7 +31,7 @@ from tests.reliability.toml_fuzz import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-SHIPPED_SUITES = REPO / "profiles" / "suites"
+SHIPPED_SUITES = BUILTIN_SUITES
 PROMPTS_KEPT = 1  # of each shipped suite: every table shape, quick to read
 LINE_MAX_CHARS = 600
 FUZZ = settings(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,26 @@ def test_follow_headless_on_a_finished_run_prints_its_phases_and_summary(
 def test_detach_and_headless_exclude_each_other(capsys) -> None:
     assert main(["demo", "--detach", "--headless"]) == 2
     assert "--detach and --headless" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("scale", ["0", "-1", "nan", "inf", "1e9", "fast"])
+def test_a_bad_time_scale_is_refused_before_anything_starts(
+    scale: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["demo", "--headless", "--time-scale", scale])
+    assert stopped.value.code == 2
+    assert "--time-scale: expected a number above 0" in capsys.readouterr().err
+
+
+def test_output_cut_short_by_its_reader_is_not_an_error() -> None:
+    # `compare A B | head`: the reader is gone before the report is written.
+    command = [sys.executable, "-m", "nvfp4_tui.cli", "compare", str(SAMPLE), str(SAMPLE)]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()
+        errors = process.stderr.read().decode()
+        assert process.wait(timeout=60) == 0, errors
+    assert "BrokenPipe" not in errors and "Traceback" not in errors

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from nvfp4_tui.cli import DEMO_PROFILE
 from nvfp4_tui.detach import DetachError, detach_demo, hidden_log_path, launch_detached
 from nvfp4_tui.profile import load_profile, with_overrides
 from nvfp4_tui.store.manifest import read_manifest
 
 RUN_DONE_TIMEOUT_S = 120.0
 CLI = f"{sys.executable} -m nvfp4_tui.cli"
-DEMO_PROFILE = Path(__file__).resolve().parents[2] / "profiles" / "demo.toml"
 
 
 def wait_for_status(snapshot: Path, timeout_s: float) -> str:

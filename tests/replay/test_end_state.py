@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from nvfp4_tui.bench.session import Session
+from nvfp4_tui.cli import DEMO_PROFILE
 from nvfp4_tui.profile import load_profile, with_urls
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sources.replay import ReplaySource, is_reset
@@ -15,8 +16,6 @@ from nvfp4_tui.suites import load_suites
 from nvfp4_tui.telemetry.simulated import SimGpuSource
 
 from .test_one_truth import live_cells, report_cells
-
-DEMO_PROFILE = Path(__file__).resolve().parents[2] / "profiles" / "demo.toml"
 
 
 async def test_replay_to_the_end_equals_the_live_state(tmp_path: Path) -> None:
@@ -30,7 +29,7 @@ async def test_replay_to_the_end_equals_the_live_state(tmp_path: Path) -> None:
         warmup=False,
     )
     profile = replace(profile, run=run, endpoints=profile.endpoints[:2])
-    suites = load_suites(profile.suites_dir, run.suites)
+    suites = load_suites(profile.suite_dirs, run.suites)
     live = FleetState()
     async with SimFleet(profile.endpoints, time_scale=20.0) as fleet:
         session = Session(

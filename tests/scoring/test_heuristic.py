@@ -15,9 +15,9 @@ from nvfp4_tui.scoring.heuristic import (
     score_text,
     score_tool_calls,
 )
-from nvfp4_tui.suites import ExpectedCall, Prompt, Suite, load_suites
+from nvfp4_tui.suites import BUILTIN_SUITES, ExpectedCall, Prompt, Suite, load_suites
 
-SUITES_DIR = Path(__file__).parents[2] / "profiles" / "suites"
+SUITES_DIR = BUILTIN_SUITES
 
 TEXT_CASES = [
     # words 8 (Alpha beta gamma. Alpha delta. Alpha delta. End); unique lower-cased 5 -> 0.625;

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from nvfp4_tui.scoring.heuristic import CODE_SIGNS, MATH_SIGNS, score_signs, score_text, text_score
-from nvfp4_tui.suites import load_suites
+from nvfp4_tui.suites import BUILTIN_SUITES, load_suites
 
 ROWS = [
     json.loads(line)
     for line in (Path(__file__).parent / "seed_results.jsonl").read_text().splitlines()
 ]
-SUITES_DIR = Path(__file__).parents[2] / "profiles" / "suites"
+SUITES_DIR = BUILTIN_SUITES
 # The seed's test names, and the suites of ours that score the same way.
 SEED_TEXT_SUITES = {"english_critique": "english", "japanese": "japanese", "design": "design"}
 SEED_MIN_WORDS = {"english_critique": 400, "japanese": 200, "design": 300}

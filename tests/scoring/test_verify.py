@@ -6,7 +6,6 @@ import asyncio
 import threading
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -14,10 +13,10 @@ from nvfp4_tui.scoring import verify
 from nvfp4_tui.scoring.coverage import coverage
 from nvfp4_tui.scoring.heuristic import score_text
 from nvfp4_tui.scoring.verify import score_verified, score_verified_async, split_reasoning
-from nvfp4_tui.suites import load_suites
+from nvfp4_tui.suites import BUILTIN_SUITES, load_suites
 
 SUITES = load_suites(
-    Path(__file__).parents[2] / "profiles" / "suites",
+    BUILTIN_SUITES,
     ["english", "japanese", "math", "coding", "design", "tool_call"],
 )
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from nvfp4_tui.scoring.code_check import fenced_blocks, score_code, select_code
 from nvfp4_tui.scoring.sandbox import sandbox_kind
-from nvfp4_tui.suites import load_suite
+from nvfp4_tui.suites import BUILTIN_SUITES, load_suite
 
-CODING = load_suite(Path(__file__).parents[2] / "profiles" / "suites" / "coding.toml")
+CODING = load_suite(BUILTIN_SUITES / "coding.toml")
 CHECKS = {p.id: p.check for p in CODING.prompts}
 SANDBOX = f"sandbox:{sandbox_kind()[0]}"
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from nvfp4_tui.scoring.checks import MathAnswer, PromptCheck
@@ -13,9 +11,9 @@ from nvfp4_tui.scoring.math_check import (
     part_sections,
     score_math,
 )
-from nvfp4_tui.suites import load_suite
+from nvfp4_tui.suites import BUILTIN_SUITES, load_suite
 
-MATH = load_suite(Path(__file__).parents[2] / "profiles" / "suites" / "math.toml")
+MATH = load_suite(BUILTIN_SUITES / "math.toml")
 CHECKS = {p.id: p.check for p in MATH.prompts}
 
 DICE_GOOD = r"""Only the first roll that shows 7 or 8 matters.

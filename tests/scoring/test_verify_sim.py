@@ -7,7 +7,6 @@ import asyncio
 import json
 import statistics
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -22,9 +21,9 @@ from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sim.mathbank import known_problem
 from nvfp4_tui.state import FleetState
 from nvfp4_tui.store.schema import events_to_frame
-from nvfp4_tui.suites import Prompt, Suite, load_suites
+from nvfp4_tui.suites import BUILTIN_SUITES, Prompt, Suite, load_suites
 
-SUITES_DIR = Path(__file__).parents[2] / "profiles" / "suites"
+SUITES_DIR = BUILTIN_SUITES
 SUITES = load_suites(SUITES_DIR, ["english", "japanese", "math", "coding", "design", "tool_call"])
 QUALITY = {"strong": 0.95, "weak": 0.25}
 SAMPLES = (1, 2)  # request seeds: two answers per prompt and model

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from nvfp4_tui.scoring.checks import HiddenTests, MathAnswer, RequiredPart
-from nvfp4_tui.suites import ConfigError, load_suite, load_suites
+from nvfp4_tui.suites import BUILTIN_SUITES, ConfigError, load_suite, load_suites
 
-SUITES_DIR = Path(__file__).parents[2] / "profiles" / "suites"
+SUITES_DIR = BUILTIN_SUITES
 SCORERS = {
     "english": "coverage",
     "japanese": "japanese",

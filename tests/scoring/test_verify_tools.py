@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from nvfp4_tui.scoring.tool_check import meets, score_tool_schema
-from nvfp4_tui.suites import load_suite
+from nvfp4_tui.suites import BUILTIN_SUITES, load_suite
 
-TOOLS = load_suite(Path(__file__).parents[2] / "profiles" / "suites" / "tool_call.toml")
+TOOLS = load_suite(BUILTIN_SUITES / "tool_call.toml")
 PROMPTS = {p.id: p for p in TOOLS.prompts}
 
 

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from nvfp4_tui.cli import DEMO_PROFILE
 from nvfp4_tui.sim.process import SimProcess, SimProcessError
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "profiles" / "demo.toml"
+DEMO = DEMO_PROFILE
 DEMO_IDS = [
     "moe_qwen36",
     "moe_redhat",
