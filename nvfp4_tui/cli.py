@@ -105,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plan_options(demo)
     demo.add_argument("--profile", type=Path, default=DEMO_PROFILE, help=argparse.SUPPRESS)
     demo.add_argument(
+        "--full",
+        action="store_true",
+        help="the seed's whole plan: every suite, 2 requests per prompt (about 12 minutes)",
+    )
+    demo.add_argument(
         "--time-scale", type=_time_scale, default=1.0, help="run the simulator's clock faster"
     )
     demo.add_argument(
@@ -146,12 +151,19 @@ def _check_out(out: Path) -> None:
         raise UsageError(str(e)) from None
 
 
+# `demo --full`: the seed's plan, every built-in suite at each level, 2 requests per prompt.
+FULL_DEMO_SUITES = ("english", "japanese", "math", "coding", "design", "tool_call")
+FULL_DEMO_REQUESTS = 2
+
+
 def _load_profile(args: argparse.Namespace):
     """The profile with the command line's overrides; a bad profile or ``--out`` is exit 2."""
     from nvfp4_tui.profile import load_profile, with_overrides
 
     profile = load_profile(args.profile)
     _check_out(args.out)
+    if getattr(args, "full", False):  # under the options given beside it
+        profile = with_overrides(profile, suites=FULL_DEMO_SUITES, requests=FULL_DEMO_REQUESTS)
     return with_overrides(
         profile,
         suites=args.suites,

@@ -169,7 +169,9 @@ def detach_demo(
 ) -> Detached:
     """Start simulator and worker together, detached; returns once the snapshot exists."""
     run_id = _free_run_id(profile, out_root)
-    job = DemoJob(WorkerSpec.of(profile, out_root, gpu_telemetry, run_id), time_scale)
+    # The simulator starts in the detached process: its clock factor goes with the plan.
+    spec = replace(WorkerSpec.of(profile, out_root, gpu_telemetry, run_id), time_scale=time_scale)
+    job = DemoJob(spec, time_scale)
     command = _python_module("nvfp4_tui.detach", "demo", job.to_json())
     return launch_detached(command, out_root, run_id, DEMO_READY_TIMEOUT_S)
 

@@ -269,18 +269,32 @@ class _PhaseTrack:
             return min(1.0, max(0.0, (now - self.started_t) / self.duration_s))
         return 0.0
 
-    def remaining_s(self, now: float, request_rate: float | None) -> float | None:
-        """Seconds left in this phase, or None when it cannot be told yet."""
+    def remaining_s(
+        self, now: float, request_rate: float | None, request_s: float | None
+    ) -> float | None:
+        """Seconds left in this phase, or None when it cannot be told yet.
+
+        ``request_s`` is how long a request of this endpoint takes (its recent mean): a closed
+        loop's requests take that in waves of its concurrency, an open loop's come at its rate,
+        and a duration-bound phase runs that much past its duration while its last requests
+        finish. Without it, the endpoint's rate of finished requests so far; that rate, taken
+        at concurrency 1, made a demo's ETA read 35 minutes for a 12-minute run.
+        """
         if self.finished is not None:
             return 0.0
+        tail_s = request_s or 0.0
         if self.planned_requests is not None:
             left = max(0, self.planned_requests - self.requests_done)
             if left == 0:
                 return 0.0
+            if self.rate_rps:
+                return left / self.rate_rps + tail_s
+            if request_s is not None:
+                return math.ceil(left / max(1, self.concurrency)) * request_s
             return left / request_rate if request_rate else None
         if self.duration_s is not None:
             elapsed = now - self.started_t if self.started_t is not None else 0.0
-            return max(0.0, self.duration_s - elapsed)
+            return max(0.0, self.duration_s - elapsed) + tail_s
         return None
 
     def read(self, now: float | None) -> PhaseProgress:
@@ -396,6 +410,8 @@ class EndpointState:
         # Client TTFT over time, to chart beside the server's own (server_history).
         self.ttft_history: deque[TtftPoint] = deque(maxlen=HISTORY_LEN)
         self._itl_recent_s: deque[float] = deque(maxlen=RECENT_STATS_N)
+        # E2E of the last requests that did not fail: how long one takes, for the ETA.
+        self._e2e_recent_s: deque[float] = deque(maxlen=RECENT_DECODE_N)
         # (load level, decode tok/s) of the last requests that did not fail.
         self._decode_recent: deque[tuple[Load, float]] = deque(maxlen=RECENT_DECODE_N)
         self.ttft_all = QuantileSketch()
@@ -518,13 +534,16 @@ class EndpointState:
         return self.requests_done / (now - self.first_phase_t)
 
     def eta_s(self, now: float) -> float | None:
-        """Seconds until every phase is over, from the rate of finished requests; None if unknown."""
+        """Seconds until every phase is over (``_PhaseTrack.remaining_s``); None if unknown."""
         if not self._phases:
             return 0.0
         rate = self.request_rate(now)
+        request_s = (
+            sum(self._e2e_recent_s) / len(self._e2e_recent_s) if self._e2e_recent_s else None
+        )
         total = 0.0
         for phase in self._phases.values():
-            left = phase.remaining_s(now, rate)
+            left = phase.remaining_s(now, rate, request_s)
             if left is None:
                 return None
             total += left
@@ -707,6 +726,9 @@ class EndpointState:
         )
 
     def _add_timings(self, event: RequestFinished, end_t: float) -> None:
+        e2e_s = _finite(event.e2e_s)
+        if e2e_s is not None:
+            self._e2e_recent_s.append(e2e_s)
         ttft_s = _finite(event.ttft_s)
         if ttft_s is not None:
             self._ttft_recent_s.append(ttft_s)

@@ -16,6 +16,7 @@ import asyncio
 import copy
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import ClassVar
 
 from textual import work
@@ -272,6 +273,11 @@ class FleetApp(App[int]):
     def open_detail(self, endpoint_id: str) -> None:
         if endpoint_id in self.state.endpoints:
             self.push_screen(DetailScreen(endpoint_id))
+
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """Save the screen as SVG in the current directory: Textual's default is a Downloads
+        folder that may not exist. Textual says where it went once it is written."""
+        self.deliver_screenshot(filename, path or str(Path.cwd()))
 
     def action_grid(self) -> None:
         self.switch_mode("fleet")

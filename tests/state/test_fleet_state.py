@@ -416,7 +416,7 @@ def test_server_samples(fleet: FleetState) -> None:
     assert a.server_stale(T0 + 6.5)
 
 
-def test_eta_from_the_rate_of_finished_requests() -> None:
+def test_eta_from_how_long_a_request_takes_in_waves_of_the_concurrency() -> None:
     state = FleetState()
     state.apply(
         RunStarted(
@@ -424,21 +424,30 @@ def test_eta_from_the_rate_of_finished_requests() -> None:
             "r",
             "eta",
             (info("a", 0), info("b", 1)),
-            (plan("a", "english", 1, 6), plan("a", "math", 1, 4), plan("b", "english", 1, 10)),
+            (plan("a", "english", 1, 6), plan("a", "math", 4, 8), plan("b", "english", 1, 10)),
         )
     )
     assert state.eta_s(T0 + 1) is None  # no phase began
     start(state, "a", 0, t=T0)
     for i in range(2):
-        state.apply(request("a", t=T0 + i, request_index=i))
+        state.apply(request("a", t=T0 + 3 * i, request_index=i, e2e_s=2.5))
     a = state.endpoints["a"]
-    # 2 requests in 10 s: 0.2/s; 4 + 4 left -> 40 s.
+    # A request takes 2.5 s: 4 left one at a time, then 8 four at a time: 4 x 2.5 + 2 x 2.5.
+    # The rate of finished requests (2 in 10 s) would have said 12 / 0.2 = 60 s.
     assert a.request_rate(T0 + 10) == pytest.approx(0.2)
-    assert a.eta_s(T0 + 10) == pytest.approx(40.0)
+    assert a.eta_s(T0 + 10) == pytest.approx(15.0)
     assert state.eta_s(T0 + 10) is None  # b has not begun, so its pace is unknown
     state.apply(EndpointStatus(T0 + 10, "b", "down", "refused"))
-    assert state.eta_s(T0 + 10) == pytest.approx(40.0)
-    assert state.progress_fraction() == pytest.approx(2 / 20)
+    assert state.eta_s(T0 + 10) == pytest.approx(15.0)
+    assert state.progress_fraction() == pytest.approx(2 / 24)
+
+
+def test_eta_before_any_request_finished_uses_the_rate() -> None:
+    state = FleetState()
+    state.apply(RunStarted(T0, "r", "eta", (info("a", 0),), (plan("a", "english", 1, 4),)))
+    start(state, "a", 0, t=T0)
+    state.apply(failed("a", t=T0 + 1))  # a failure says nothing of how long answers take
+    assert state.endpoints["a"].eta_s(T0 + 10) == pytest.approx(3 / 0.1)
 
 
 def test_duration_bound_phases_progress_by_time() -> None:
@@ -456,12 +465,14 @@ def test_duration_bound_phases_progress_by_time() -> None:
     assert state.endpoints["a"].planned_requests is None
     start(state, "a", 0, t=T0)
     assert state.progress_fraction(now=T0 + 15) == pytest.approx(0.25)
-    assert state.eta_s(T0 + 15) == pytest.approx(45.0)
+    assert state.eta_s(T0 + 15) == pytest.approx(45.0)  # no request finished: no tail yet
     finish(state, "a", 0, t=T0 + 30, wall_s=30.0)
     start(state, "a", 1, t=T0 + 30)
     assert state.progress_fraction(now=T0 + 36) == pytest.approx(0.6)
     assert state.endpoints["a"].phase_progress(now=T0 + 36)[1].fraction == pytest.approx(0.2)
-    assert state.eta_s(T0 + 36) == pytest.approx(24.0)
+    state.apply(request("a", t=T0 + 30, phase_index=1, concurrency=4, e2e_s=4.0))
+    # 24 s of sending left, then the last requests' 4 s.
+    assert state.eta_s(T0 + 36) == pytest.approx(28.0)
     finish(state, "a", 1, t=T0 + 60, wall_s=30.0)
     state.apply(RunFinished(T0 + 60, "complete"))
     assert state.progress_fraction() == 1.0

@@ -354,3 +354,23 @@ async def test_bindings_can_be_remapped_by_id() -> None:
         await pilot.press("b")
         await pilot.pause()
         assert isinstance(app.screen, LeaderboardScreen)
+
+
+async def test_a_screenshot_lands_in_the_current_directory_and_says_so(
+    tmp_path, monkeypatch
+) -> None:
+    from nvfp4_tui.tui.sample_app import sample_app, settle
+
+    monkeypatch.chdir(tmp_path)
+    app, source = sample_app(complete=True)
+    notes: list[str] = []
+    app.notify = lambda message, **_: notes.append(str(message))  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        app.action_screenshot()
+        for _ in range(100):  # the file is written on a thread
+            await pilot.pause(0.05)
+            if notes:
+                break
+    (saved,) = tmp_path.glob("*.svg")
+    assert notes and str(saved) in notes[0]
