@@ -95,7 +95,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs")
     parser.add_argument("--size", type=_size, default=(160, 48), help="terminal WIDTHxHEIGHT")
-    parser.add_argument("--at", type=float, default=0.4, help="share of the run for fleet/detail")
+    parser.add_argument("--at", type=float, default=0.65, help="share of the run for fleet/detail")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     events = open_snapshot(SAMPLE).events()

@@ -27,7 +27,7 @@ async def test_the_shipped_sample_replays_to_a_complete_run() -> None:
     assert source.run_status == "complete" and state.status == "complete"
     assert len(state.endpoints) == 7 and state.dropped == 0
     suites = {row.suite for e in state.endpoints.values() for row in e.leaderboard()}
-    assert suites == {"english", "japanese", "math", "coding", "design", "tool_call"}
+    assert suites == {"english", "math", "coding", "tool_call"}
     assert {row.concurrency for e in state.endpoints.values() for row in e.leaderboard()} == {1, 4}
     assert all(track.samples for track in state.gpus.values())
     assert sum(p.stat().st_size for p in SAMPLE.rglob("*")) < 1_000_000

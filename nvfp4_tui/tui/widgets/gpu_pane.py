@@ -187,6 +187,8 @@ def _decode_words(figures: PaneFigures) -> tuple[str, ...]:
             head,
         )
     level = f" {figures.level.label}" if figures.level is not None else ""
+    if figures.decode_kind == "none" and figures.level is not None:
+        return (f"tok/s decode{level}: none finished yet", f"tok/s{level}: none yet", "tok/s")
     if figures.decode_kind == "recent":
         return (
             f"tok/s decode{level} (last requests)",
