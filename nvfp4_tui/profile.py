@@ -54,6 +54,8 @@ _concurrency_list = a_list_of(an_int(1, MAX_CONCURRENCY))
 _CONCURRENCY_LIST = f"a non-empty list of integers from 1 to {MAX_CONCURRENCY}"
 _RATES = f"a number of requests/s > 0 and <= {MAX_RATE_RPS:g}, or a list of them"
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+# vLLM's --kv-cache-dtype choices: the simulator labels its cache with one, as vLLM does.
+KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ class SimSpec:
     quality: float = 0.8  # 0..1: how good its answers are
     power_limit_w: float = 600.0
     gpu_name: str = "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"
+    kv_cache_dtype: str = "auto"  # shown in /metrics' cache_config_info; it changes no timing
     seed: int = 0
     faults: FaultSpec = field(default_factory=FaultSpec)
 
@@ -312,6 +315,12 @@ def _read_sim(table: Table | None) -> SimSpec | None:
         quality=table.get("quality", _rate, "a number from 0 to 1", 0.8),
         power_limit_w=table.get("power_limit_w", positive, "a number of watts > 0", 600.0),
         gpu_name=table.get("gpu_name", a_string, "a non-empty string", SimSpec.gpu_name),
+        kv_cache_dtype=table.get(
+            "kv_cache_dtype",
+            lambda v: v if v in KV_CACHE_DTYPES else None,
+            "one of " + ", ".join(KV_CACHE_DTYPES),
+            SimSpec.kv_cache_dtype,
+        ),
         seed=table.get("seed", an_int(0), "an integer >= 0", 0),
         faults=_read_faults(table.table("faults")),
     )

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import plotext as plt
 import polars as pl
@@ -34,6 +35,7 @@ from nvfp4_tui.figures.leaderboard import (
     PhaseFacts,
 )
 from nvfp4_tui.figures.scores import SCORE_NAMES, score_label
+from nvfp4_tui.provenance import CONFIGURATION_HEADERS, configuration_rows
 from nvfp4_tui.slo import (
     CapacityRow,
     Load,
@@ -462,6 +464,13 @@ def vram_table(gpu: pl.DataFrame, endpoints: Sequence[EndpointInfo]) -> Table | 
     return ("VRAM used (MiB)", headers, body)
 
 
+def provenance_table(manifest: dict[str, Any]) -> Table | None:
+    """What each endpoint ran (server, model, KV cache, GPU, driver) as recorded at run start;
+    None for a run that recorded none (an older snapshot, an import)."""
+    rows = configuration_rows(manifest)
+    return ("Configuration", CONFIGURATION_HEADERS, rows) if rows else None
+
+
 def throughput_chart(board: Board) -> str | None:
     """Aggregate throughput against load, one line per endpoint, as plain text. Load levels are
     evenly spaced: a sweep doubles them, which a linear axis would crowd into its left edge."""
@@ -538,6 +547,9 @@ def report_tables(
     if capacity:
         tables.append(capacity_table(capacity, board.endpoints))
     if detail:
+        configured = provenance_table(snapshot.manifest)
+        if configured is not None:
+            tables.append(configured)
         vram = vram_table(snapshot.gpu(), board.endpoints)
         if vram is not None:
             tables.append(vram)

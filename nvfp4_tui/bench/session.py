@@ -25,6 +25,7 @@ from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.events import Event, GpuSample
 from nvfp4_tui.heap import TRIM_INTERVAL_S, release_free_heap
 from nvfp4_tui.profile import Profile
+from nvfp4_tui.provenance import configuration, gpu_identities, probe_servers, profile_sha256
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import new_run_id
 from nvfp4_tui.store.writer import PartWriteError, SnapshotWriter
@@ -34,6 +35,9 @@ from nvfp4_tui.telemetry.sampler import GpuSampler
 from nvfp4_tui.telemetry.source import GpuSource
 
 FLUSH_INTERVAL_S = 0.5
+# How long the run waits for its GPU sources to say what their cards are (NVML answers in
+# milliseconds; a simulated card is an HTTP request away).
+GPU_IDENTITY_TIMEOUT_S = 2.0
 
 
 @dataclass
@@ -87,7 +91,10 @@ class Session:
     ) -> None:
         self.profile = profile
         self.run_id = run_id or new_run_id(profile.run.name, datetime.now(UTC))
-        self.writer = SnapshotWriter(out_root, self.run_id, {"profile": resolved_profile(profile)})
+        resolved = resolved_profile(profile)
+        self.writer = SnapshotWriter(
+            out_root, self.run_id, {"profile": resolved, "profile_sha256": profile_sha256(resolved)}
+        )
         self.subscribers = [self.writer.add, *subscribers]
         self.gpu_sources = list(gpu_sources)
         self.on_message = on_message or (lambda _m: None)
@@ -118,7 +125,7 @@ class Session:
 
         for message in tls_warnings(self.profile):
             note(message)
-        run_task = asyncio.create_task(self.runner.run())
+        run_task = asyncio.create_task(self._configure_then_run(note))
 
         def on_write_error(error: SnapshotError) -> None:
             note(str(error))
@@ -162,6 +169,32 @@ class Session:
         return SessionResult(
             status, self.snapshot_path, messages, dict(self.runner.down), every_endpoint_down
         )
+
+    async def _configure_then_run(self, note: Callable[[str], None]) -> str:
+        # The probes go first, so that none shares the wire with a timed request; inside the
+        # run's task, so that a stop while they wait ends the run like any other stop.
+        await self._record_configuration(note)
+        return await self.runner.run()
+
+    async def _record_configuration(self, note: Callable[[str], None]) -> None:
+        """Each endpoint's server, model, KV cache and GPU into the manifest; what cannot be
+        learnt within the probes' timeouts stays None and the run goes on regardless."""
+        endpoints = self.profile.endpoints
+        async with aiohttp.ClientSession() as http:
+            probed = await probe_servers(endpoints, http)
+        try:
+            gpus = await asyncio.wait_for(
+                asyncio.to_thread(gpu_identities, self.gpu_sources), GPU_IDENTITY_TIMEOUT_S
+            )
+        except TimeoutError:
+            gpus = {}
+        try:
+            await asyncio.to_thread(
+                self.writer.update_manifest,
+                {"configuration": configuration(endpoints, probed, gpus)},
+            )
+        except SnapshotError as error:
+            note(f"the run's configuration was not recorded: {error}")
 
     async def _scrape_server_metrics(self, note: Callable[[str], None]) -> None:
         def on_status(status: MetricsStatus) -> None:

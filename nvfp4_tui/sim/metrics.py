@@ -28,18 +28,38 @@ E2E_BUCKETS_S = (
     60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0,
 )  # fmt: skip
 _LABEL = ["model_name"]
+CACHE_CONFIG_INFO = "vllm:cache_config_info"
+# The cache settings the simulator reports beside the dtype, as a vLLM started with its
+# defaults would (labels only: no simulated timing depends on them).
+SIM_BLOCK_SIZE = 16
+SIM_GPU_MEMORY_UTILIZATION = 0.9
 
 
 class _LoadCollector(Collector):
     """Gauges and counters read from the live load at scrape time (one source of truth, and
     no per-token metric calls on the hot path)."""
 
-    def __init__(self, model: str, load: EndpointLoad) -> None:
+    def __init__(self, model: str, load: EndpointLoad, kv_cache_dtype: str) -> None:
         self._model = model
         self._load = load
+        self._kv_cache_dtype = kv_cache_dtype
 
     def collect(self) -> Iterator[Metric]:
         load = self._load
+        # vLLM exposes its cache config as an info-style gauge: value 1, the settings as labels.
+        cache_config = {
+            "block_size": str(SIM_BLOCK_SIZE),
+            "cache_dtype": self._kv_cache_dtype,
+            "enable_prefix_caching": "True",
+            "gpu_memory_utilization": str(SIM_GPU_MEMORY_UTILIZATION),
+        }
+        info = GaugeMetricFamily(
+            CACHE_CONFIG_INFO,
+            "The KV cache's settings, as labels.",
+            labels=list(cache_config),
+        )
+        info.add_metric(list(cache_config.values()), 1.0)
+        yield info
         for name, doc, value in (
             ("vllm:num_requests_running", "Requests in the model's batch.", load.running),
             ("vllm:num_requests_waiting", "Requests waiting for a slot.", load.waiting),
@@ -70,7 +90,7 @@ class _LoadCollector(Collector):
 class SimMetrics:
     """The endpoint's registry: latency histograms, plus the load's gauges and counters."""
 
-    def __init__(self, model: str, load: EndpointLoad) -> None:
+    def __init__(self, model: str, load: EndpointLoad, kv_cache_dtype: str = "auto") -> None:
         self.registry = CollectorRegistry()
         r = self.registry
         self.ttft_s = Histogram(
@@ -85,7 +105,7 @@ class SimMetrics:
             "vllm:e2e_request_latency_seconds", "End-to-end request latency.", _LABEL,
             buckets=E2E_BUCKETS_S, registry=r,
         ).labels(model)  # fmt: skip
-        r.register(_LoadCollector(model, load))
+        r.register(_LoadCollector(model, load, kv_cache_dtype))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

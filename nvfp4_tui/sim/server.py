@@ -27,6 +27,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from nvfp4_tui import __version__
 from nvfp4_tui.profile import Endpoint, FaultSpec
 from nvfp4_tui.sim.answers import Answer, ChatRequest, Piece, compose
 from nvfp4_tui.sim.faults import FaultPlan, draw_faults, faults_from_json, faults_to_json
@@ -39,6 +40,7 @@ from nvfp4_tui.sim.validation import BadRequest, check_context, error_response, 
 from nvfp4_tui.sim.wire import DONE, ChunkEncoder, full_response
 
 MAX_MODEL_LEN = 131_072
+SIM_SERVER_VERSION = f"nvfp4-tui-sim {__version__}"
 _ANSWER_CACHE_SIZE = 128
 _SHUTDOWN_TIMEOUT_S = 1.0
 _MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -153,7 +155,7 @@ class SimEndpoint:
         self.time_scale = time_scale
         self.faults: FaultSpec = self.spec.faults
         self.load = EndpointLoad(time.monotonic, max_num_seqs=max_num_seqs)
-        self.metrics = SimMetrics(endpoint.model, self.load)
+        self.metrics = SimMetrics(endpoint.model, self.load, self.spec.kv_cache_dtype)
         self.gpu = SimGpu(self.spec, gpu_index, self.load.integrals, time.monotonic, time_scale)
         self._prefix_cache = PrefixCache()
         self._answers: OrderedDict[str, Answer] = OrderedDict()
@@ -212,6 +214,7 @@ class SimEndpoint:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._health)
+        app.router.add_get("/version", self._version)
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/sim/stats", self._stats)
         app.router.add_post("/sim/faults", self._set_faults)
@@ -246,6 +249,10 @@ class SimEndpoint:
 
     async def _health(self, _: web.Request) -> web.Response:
         return web.Response(status=200)
+
+    async def _version(self, _: web.Request) -> web.Response:
+        # vLLM's shape; the text says which simulator answered, never a vLLM it is not.
+        return web.json_response({"version": SIM_SERVER_VERSION})
 
     async def _models(self, _: web.Request) -> web.Response:
         model = self.endpoint.model

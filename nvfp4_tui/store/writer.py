@@ -264,6 +264,20 @@ class SnapshotWriter:
                     raise
                 on_error(exc)
 
+    def update_manifest(self, keys: dict[str, Any]) -> None:
+        """Add ``keys`` to the manifest and rewrite it whole; raises SnapshotError."""
+        if not self._opened:
+            raise RuntimeError(f"snapshot writer for {self.path} is not open")
+        with self._flush_lock:  # close() rewrites it too: one writer of the file at a time
+            manifest = {**self.manifest, **keys}
+            try:
+                write_manifest(self.path, manifest)
+            except (OSError, TypeError) as exc:
+                raise SnapshotError(
+                    f"cannot write {self.path / 'manifest.json'}: {error_text(exc)}"
+                ) from exc
+            self.manifest = manifest
+
     def close(self, status: Literal["complete", "aborted"]) -> None:
         """Final flush, compact every table, then mark the manifest ``status`` with ``ended_at``.
 

@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 
 from nvfp4_tui.events import GpuSample
 from nvfp4_tui.profile import Endpoint
+from nvfp4_tui.telemetry.source import GpuIdentity
 
 _MIB = 1024 * 1024
 _T = TypeVar("_T")
@@ -118,6 +119,41 @@ class NvmlSource:
                 if self._selected is None or i in self._selected
             ]
 
+    def identities(self) -> list[GpuIdentity]:
+        """Each GPU's name, UUID and limits, and the driver's versions; a refused query is None."""
+        with self._lock:
+            if self._closed:
+                return []
+            driver = self._system(lambda nvml: _text(nvml.nvmlSystemGetDriverVersion()))
+            cuda = self._system(lambda nvml: cuda_version(nvml.nvmlSystemGetCudaDriverVersion()))
+            return [self._identity(i, driver, cuda) for i in range(len(self._handles))]
+
+    def _identity(self, i: int, driver: str | None, cuda: str | None) -> GpuIdentity:
+        nvml = self._nvml
+        limit_mw = self._query(i, "power_limit", nvml.nvmlDeviceGetEnforcedPowerLimit)
+        return GpuIdentity(
+            gpu=i,
+            name=self._names[i],
+            uuid=self._uuids[i],
+            driver_version=driver,
+            cuda_driver_version=cuda,
+            power_limit_w=None if limit_mw is None else limit_mw / 1000,
+            max_sm_clock_mhz=self._number(
+                i, "max_sm_clock", lambda h: nvml.nvmlDeviceGetMaxClockInfo(h, nvml.NVML_CLOCK_SM)
+            ),
+            max_mem_clock_mhz=self._number(
+                i,
+                "max_mem_clock",
+                lambda h: nvml.nvmlDeviceGetMaxClockInfo(h, nvml.NVML_CLOCK_MEM),
+            ),
+        )
+
+    def _system(self, read: Callable[[ModuleType], str]) -> str | None:
+        try:
+            return read(self._nvml)
+        except self._nvml.NVMLError:
+            return None
+
     def processes(self, index: int) -> list[GpuProcess]:
         """Compute and graphics processes on GPU ``index``, one per pid; [] when NVML refuses."""
         nvml = self._nvml
@@ -201,6 +237,11 @@ class NvmlSource:
     def _number(self, index: int, field: str, read: Callable[[Any], Any]) -> float | None:
         value = self._query(index, field, read)
         return None if value is None else float(value)
+
+
+def cuda_version(encoded: int) -> str:
+    """NVML's CUDA driver version as people write it: 12080 is "12.8", 13000 is "13.0"."""
+    return f"{encoded // 1000}.{encoded % 1000 // 10}"
 
 
 def resolve_gpu(

@@ -43,6 +43,8 @@ E2E_HISTOGRAM = ("vllm:e2e_request_latency_seconds",)
 PREFIX_HITS = "vllm:prefix_cache_hits_total"
 PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
 OLD_PREFIX_HIT_RATE = "vllm:gpu_prefix_cache_hit_rate"
+# An info-style gauge (value 1) whose labels are the KV cache's settings: cache_dtype, block_size…
+CACHE_CONFIG_INFO = "vllm:cache_config_info"
 
 Buckets = tuple[tuple[float, float], ...]  # (upper bound, cumulative count), ascending, +Inf last
 
@@ -96,6 +98,19 @@ def parse_metrics(text: str) -> MetricsSnapshot:
             series[sample.name] = series.get(sample.name, 0) + 1
     histograms = {name: tuple(sorted(by_le.items())) for name, by_le in buckets.items()}
     return MetricsSnapshot(sums=sums, series=series, histograms=histograms)
+
+
+def info_labels(text: str, name: str) -> dict[str, str] | None:
+    """The labels of the first series of the info-style metric ``name`` (vLLM's
+    ``cache_config_info``), None when the body has no such series; raises NotPrometheusText."""
+    try:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == name:
+                    return dict(sample.labels)
+    except (ValueError, IndexError, TypeError) as exc:
+        raise NotPrometheusText(f"not Prometheus text: {exc}") from None
+    return None
 
 
 def counter_increase(now: float | None, before: float | None) -> float | None:
@@ -308,7 +323,7 @@ class PrometheusScraper:
         self._deltas = {e.id: ServerMetricsDelta(e.id) for e in self._endpoints}
         self._states: dict[str, MetricsState] = {}
         # A server that echoes request headers into its reply would put the key in a message.
-        self._secrets = {e.id: key for e in self._endpoints if (key := _api_key(e))}
+        self._secrets = {e.id: key for e in self._endpoints if (key := api_key(e))}
 
     def state(self, endpoint_id: str) -> MetricsState | None:
         """The endpoint's last known metrics state; None before its first poll."""
@@ -324,7 +339,7 @@ class PrometheusScraper:
         delta = self._deltas[endpoint.id]
         try:
             async with self._session.get(
-                f"{endpoint.url}/metrics", headers=_headers(endpoint), timeout=self._timeout
+                f"{endpoint.url}/metrics", headers=auth_headers(endpoint), timeout=self._timeout
             ) as response:
                 if response.status in (404, 501):
                     delta.forget()
@@ -336,7 +351,7 @@ class PrometheusScraper:
                     message = f"server metrics unreachable: HTTP {response.status}"
                     self._set_state(t, endpoint.id, "unreachable", message)
                     return None
-                data = await _read_at_most(response.content, MAX_METRICS_BYTES + 1)
+                data = await read_at_most(response.content, MAX_METRICS_BYTES + 1)
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             delta.forget()
             reason = "timed out" if isinstance(exc, TimeoutError) else _one_line(exc)
@@ -372,11 +387,11 @@ class PrometheusScraper:
             )
 
 
-def _api_key(endpoint: Endpoint) -> str | None:
+def api_key(endpoint: Endpoint) -> str | None:
     return os.environ.get(endpoint.api_key_env) or None if endpoint.api_key_env else None
 
 
-async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes:
+async def read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes:
     """The body up to ``limit`` bytes (all of it when shorter)."""
     chunks: list[bytes] = []
     size = 0
@@ -388,8 +403,8 @@ async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _headers(endpoint: Endpoint) -> dict[str, str]:
-    key = _api_key(endpoint)
+def auth_headers(endpoint: Endpoint) -> dict[str, str]:
+    key = api_key(endpoint)
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 

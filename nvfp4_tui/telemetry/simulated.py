@@ -13,6 +13,7 @@ from dataclasses import fields
 
 from nvfp4_tui.events import GpuSample
 from nvfp4_tui.profile import Endpoint
+from nvfp4_tui.telemetry.source import GpuIdentity
 
 DEFAULT_TIMEOUT_S = 0.5
 _FIELDS = frozenset(f.name for f in fields(GpuSample)) - {"t"}
@@ -47,6 +48,13 @@ class SimGpuSource:
     def sample(self, t: float) -> list[GpuSample]:
         samples = (self._fetch(url, t) for url in self.base_urls)
         return [s for s in samples if s is not None]
+
+    def identities(self) -> list[GpuIdentity]:
+        """What a sample tells of each simulated card; a simulator has no driver to name."""
+        return [
+            GpuIdentity(gpu=s.gpu, name=s.name, uuid=s.uuid, power_limit_w=s.power_limit_w)
+            for s in self.sample(0.0)
+        ]
 
     def close(self) -> None:
         """Nothing to release: every poll opens and closes its own connection."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from nvfp4_tui.events import GpuSample
 
@@ -15,3 +16,25 @@ class GpuSource(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class GpuIdentity:
+    """What a GPU is and how it is set up, read once at run start for the manifest; a field
+    the source cannot tell is None."""
+
+    gpu: int
+    name: str | None = None
+    uuid: str | None = None
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None  # the CUDA version the driver supports, "13.0"
+    power_limit_w: float | None = None
+    max_sm_clock_mhz: float | None = None
+    max_mem_clock_mhz: float | None = None
+
+
+@runtime_checkable
+class DescribesGpus(Protocol):
+    """A GpuSource that can also say what its GPUs are (blocking, like ``sample``)."""
+
+    def identities(self) -> list[GpuIdentity]: ...

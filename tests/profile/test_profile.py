@@ -159,6 +159,12 @@ BAD = [
     ),
     (
         'class = "moe"',
+        'class = "moe"\n[endpoint.sim]\ndecode_tps = 9\nkv_cache_dtype = "fp4"',
+        "endpoint[0].sim.kv_cache_dtype: expected one of auto, bfloat16, fp8, fp8_e4m3, "
+        'fp8_e5m2, fp8_inc, got "fp4"',
+    ),
+    (
+        'class = "moe"',
         'class = "moe"\ntelemetry = "dcgm:nowhere"',
         'endpoint[0].telemetry: expected "nvml", "none", "sim" or "dcgm:http://host:9400/metrics", got "dcgm:nowhere"',
     ),

@@ -36,6 +36,8 @@ class FakeGpu:
     temp_c: int = 66
     sm_mhz: int = 2430
     mem_mhz: int = 14001
+    max_sm_mhz: int = 2617
+    max_mem_mhz: int = 14001
     compute: list[tuple[int, int | None]] = field(default_factory=list)  # (pid, used bytes)
     graphics: list[tuple[int, int | None]] = field(default_factory=list)
     fail: dict[str, int] = field(default_factory=dict)
@@ -55,6 +57,9 @@ def install_fake_nvml(
     *,
     init_error: int | None = None,
     process_names: dict[int, str | bytes] | None = None,
+    driver_version: str | bytes = "580.95.05",
+    cuda_driver_version: int = 13000,
+    system_error: int | None = None,
 ) -> FakeNvml:
     """Replace the pynvml functions NvmlSource calls with ones answering from ``gpus``."""
     fake = FakeNvml(gpus=gpus, process_names=process_names or {})
@@ -86,6 +91,17 @@ def install_fake_nvml(
             raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_FOUND)
         return fake.process_names[pid]
 
+    def system(answer: Any) -> Callable[[], Any]:
+        def call() -> Any:
+            if system_error is not None:
+                raise pynvml.NVMLError(system_error)
+            return answer
+
+        return call
+
+    def max_clock(g: FakeGpu, kind: int) -> int:
+        return {pynvml.NVML_CLOCK_SM: g.max_sm_mhz, pynvml.NVML_CLOCK_MEM: g.max_mem_mhz}[kind]
+
     def clock(g: FakeGpu, kind: int) -> int:
         return {pynvml.NVML_CLOCK_SM: g.sm_mhz, pynvml.NVML_CLOCK_MEM: g.mem_mhz}[kind]
 
@@ -102,6 +118,8 @@ def install_fake_nvml(
     monkeypatch.setattr(pynvml, "nvmlDeviceGetCount", lambda: len(gpus))
     monkeypatch.setattr(pynvml, "nvmlDeviceGetHandleByIndex", handle_by_index)
     monkeypatch.setattr(pynvml, "nvmlSystemGetProcessName", process_name)
+    monkeypatch.setattr(pynvml, "nvmlSystemGetDriverVersion", system(driver_version))
+    monkeypatch.setattr(pynvml, "nvmlSystemGetCudaDriverVersion", system(cuda_driver_version))
     per_gpu("nvmlDeviceGetName", lambda g: g.name)
     per_gpu("nvmlDeviceGetUUID", lambda g: g.uuid)
     per_gpu(
@@ -118,6 +136,7 @@ def install_fake_nvml(
     per_gpu("nvmlDeviceGetEnforcedPowerLimit", lambda g: g.limit_mw)
     per_gpu("nvmlDeviceGetTemperature", temperature)
     per_gpu("nvmlDeviceGetClockInfo", clock)
+    per_gpu("nvmlDeviceGetMaxClockInfo", max_clock)
     per_gpu("nvmlDeviceGetComputeRunningProcesses", lambda g: processes(g.compute))
     per_gpu("nvmlDeviceGetGraphicsRunningProcesses", lambda g: processes(g.graphics))
     return fake

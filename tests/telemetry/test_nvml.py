@@ -15,10 +15,12 @@ from nvfp4_tui.telemetry.nvml import (
     GpuProcess,
     NvmlSource,
     TelemetryUnavailable,
+    cuda_version,
     descendant_pids,
     listening_pids,
     resolve_gpu,
 )
+from nvfp4_tui.telemetry.source import GpuIdentity
 from tests.telemetry.fakes import MIB, FakeGpu, endpoint, install_fake_nvml
 
 UUIDS = [f"GPU-0000000{i}-1111-2222-3333-444444444444" for i in range(3)]
@@ -58,6 +60,46 @@ def test_values_are_mapped_with_their_units(monkeypatch: pytest.MonkeyPatch) -> 
     assert samples[0].name == "NVIDIA RTX PRO 6000 Blackwell Server Edition"
     assert samples[0].vram_used_mib == 92316.0
     source.close()
+
+
+def test_identities_carry_driver_cuda_limit_and_max_clocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gpus = three_gpus()
+    gpus[2] = FakeGpu(uuid=UUIDS[2], name=b"NVIDIA H200", limit_mw=700_000, max_sm_mhz=1980)
+    install_fake_nvml(monkeypatch, gpus, driver_version=b"570.86.15", cuda_driver_version=12080)
+    source = NvmlSource.open()
+    identities = source.identities()
+    assert [i.gpu for i in identities] == [0, 1, 2]
+    assert identities[2] == GpuIdentity(
+        gpu=2,
+        name="NVIDIA H200",
+        uuid=UUIDS[2],
+        driver_version="570.86.15",
+        cuda_driver_version="12.8",
+        power_limit_w=700.0,
+        max_sm_clock_mhz=1980.0,
+        max_mem_clock_mhz=14001.0,
+    )
+    source.close()
+    assert source.identities() == []
+
+
+def test_identities_leave_what_nvml_refuses_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    gpus = three_gpus()
+    gpus[0].fail["nvmlDeviceGetMaxClockInfo"] = pynvml.NVML_ERROR_NOT_SUPPORTED
+    install_fake_nvml(monkeypatch, gpus, system_error=pynvml.NVML_ERROR_NO_PERMISSION)
+    source = NvmlSource.open()
+    first, second = source.identities()[:2]
+    assert (first.driver_version, first.cuda_driver_version) == (None, None)
+    assert (first.max_sm_clock_mhz, first.max_mem_clock_mhz) == (None, None)
+    assert first.name is not None and first.power_limit_w == 600.0
+    assert second.max_sm_clock_mhz == 2617.0
+    source.close()
+
+
+def test_cuda_version_reads_like_nvidia_smi() -> None:
+    assert [cuda_version(v) for v in (12080, 13000, 11040)] == ["12.8", "13.0", "11.4"]
 
 
 def test_a_failing_query_blanks_only_its_field(monkeypatch: pytest.MonkeyPatch) -> None:
