@@ -255,7 +255,12 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
     compare = sub.add_parser("compare", help="what changed from run A to run B, with significance")
     compare.add_argument("a", type=Path)
     compare.add_argument("b", type=Path)
-    compare.add_argument("--format", default="text", choices=("text", "markdown"))
+    compare.add_argument(
+        "--format",
+        default="text",
+        choices=("text", "markdown", "json"),
+        help="json: every figure with stable keys, for scripts (README)",
+    )
     compare.add_argument(
         "--score",
         default=None,

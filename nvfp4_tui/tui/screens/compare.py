@@ -85,9 +85,7 @@ def change_text(change: MetricChange) -> str:
 
 def cell_n(cell: CellComparison) -> str:
     """The requests each side rests on: ``24/24``, or the fewest of its metrics when they differ."""
-    n_a = min(c.n_a for c in cell.changes)
-    n_b = min(c.n_b for c in cell.changes)
-    return f"{n_a}/{n_b}"
+    return f"{cell.n_a}/{cell.n_b}"
 
 
 class CompareScreen(Screen):
