@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from nvfp4_tui import cli
-from nvfp4_tui.compare import METRICS, Comparison, MetricChange, compare_snapshots
+from nvfp4_tui.compare import METRICS, Comparison, MetricChange, compare_snapshots, metrics_for
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui import launch
 from nvfp4_tui.tui.compare_app import CompareApp
@@ -41,7 +42,7 @@ def comparison(runs: tuple[Path, Path]) -> Comparison:
 
 
 def _change(name: str, a: float | None, b: float | None, significant: bool) -> MetricChange:
-    metric = next(m for m in METRICS if m.name == name)
+    metric = next(m for m in (*METRICS, *metrics_for(speed="e2e_tps")) if m.name == name)
     return MetricChange(metric, 20, 20, a, b, 0.001, 0.01, significant)
 
 
@@ -54,10 +55,12 @@ def test_verdict_knows_which_direction_is_better() -> None:
 
 
 def test_change_text() -> None:
-    assert change_text(_change("quality", 0.7, 0.812, True)) == "0.700 → 0.812 +0.112 *"
-    assert change_text(_change("decode_tps", 120.0, 90.0, False)) == "120.0 → 90.0 -25.0%"
-    assert change_text(_change("ttft_p50_s", 0.2, 0.15, True)) == "200 → 150 ms -25.0% *"
+    assert change_text(_change("quality", 0.7, 0.812, True)) == "0.700 → 0.812 *"
+    assert change_text(_change("decode_tps", 120.0, 90.0, False)) == "120.0 → 90.0 -25%"
+    assert change_text(_change("ttft_p50_s", 0.2, 0.15, True)) == "200 → 150 -25% *"
     assert change_text(_change("quality", None, 0.5, False)) == "— → 0.500"
+    sized = replace(_change("e2e_tps", 100.0, 150.0, True), cliffs_delta=0.875)
+    assert change_text(sized) == "100.0 → 150.0 +50% δ+0.88 *"
 
 
 def _rows(table: DataTable) -> list[list[Text]]:
