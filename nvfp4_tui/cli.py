@@ -391,13 +391,23 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     def legacy_import() -> int:
-        from nvfp4_tui.store.legacy import LegacyError, import_legacy
+        from nvfp4_tui.store.legacy import (
+            LegacyError,
+            import_legacy,
+            in_flight_note,
+            recorded_in_flight,
+        )
+        from nvfp4_tui.store.manifest import read_manifest
 
         try:
             path = import_legacy(args.legacy, args.out)
         except LegacyError as e:
             raise UsageError(str(e)) from None
         print(f"snapshot: {path}")
+        # The script launched every prompt x N at once: its levels are not what they say.
+        levels = recorded_in_flight(read_manifest(path))
+        if levels:
+            print(f"levels:   {in_flight_note(levels)}")
         print(f"report:   nvfp4-tui report {path}")
         return 0
 

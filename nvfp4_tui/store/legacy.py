@@ -458,6 +458,15 @@ def recorded_in_flight(manifest: dict[str, Any]) -> dict[int, tuple[int, ...]]:
     }
 
 
+def in_flight_note(levels: dict[int, tuple[int, ...]]) -> str:
+    """``the script's concurrency 1 held 2 requests in flight, 4 held 8`` (a range where its
+    tests had different numbers of prompts)."""
+    held = [
+        f"{c} held {ns[0] if len(ns) == 1 else f'{ns[0]}–{ns[-1]}'}" for c, ns in levels.items()
+    ]
+    return "the script's concurrency " + ", ".join(held) + " requests in flight"
+
+
 def import_legacy(path: Path, out: Path) -> Path:
     """Write the legacy file at ``path`` as the snapshot directory ``out``; returns ``out``.
 

@@ -11,12 +11,14 @@ from textual.widgets import DataTable, Static
 
 from nvfp4_tui import cli
 from nvfp4_tui.compare import METRICS, Comparison, MetricChange, compare_snapshots, metrics_for
+from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui import launch
 from nvfp4_tui.tui.compare_app import CompareApp
 from nvfp4_tui.tui.palette import cell_styles
 from nvfp4_tui.tui.screens.compare import change_text, verdict
 
+from ..replay.builders import legacy_file
 from .runs import compare_run, write_snapshot
 
 # Run B: Alpha decodes slower on math, Beta answers coding sooner, Gamma scores higher on math.
@@ -108,3 +110,26 @@ def test_cli_compare_ui_opens_the_screen(runs: tuple[Path, Path], monkeypatch) -
     a, b = runs
     assert cli.main(["compare", str(a), str(b), "--ui"]) == 0
     assert len(shown) == 1 and len(shown[0].significant) == 3
+
+
+async def test_legacy_imports_compare_on_e2e_speed_errors_and_vram(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    legacy_file(first, seed=5)
+    legacy_file(second, seed=6)
+    a = import_legacy(first, tmp_path / "a")
+    b = import_legacy(second, tmp_path / "b")
+    app = CompareApp(compare_snapshots(open_snapshot(a), open_snapshot(b)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        changes = app.screen.query_one("#changes", DataTable)
+        headings = [str(column.label) for column in changes.columns.values()]
+        assert headings[4:] == ["quality (heuristic)", "e2e tok/s", "errors"]
+        first_row = [cell.plain for cell in changes.get_row_at(0)]
+        assert first_row[2] == "seed c=1: 2 in flight"
+        levels = app.screen.query_one("#levels", DataTable)
+        vram = app.screen.query_one("#vram", DataTable)
+        assert levels.row_count == 4 and levels.display
+        assert vram.row_count == 3 and vram.display
+        assert vram.get_row_at(0)[2].plain == "92,862 → 92,862"
+        notes = str(app.screen.query_one("#compare-notes", Static).render())
+        assert "has no decode tok/s" in notes and "left out, TTFT p50 s" in notes
