@@ -267,7 +267,12 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
     compare = sub.add_parser("compare", help="what changed from run A to run B, with significance")
     compare.add_argument("a", type=Path)
     compare.add_argument("b", type=Path)
-    compare.add_argument("--format", default="text", choices=("text", "markdown"))
+    compare.add_argument(
+        "--format",
+        default="text",
+        choices=("text", "markdown", "json"),
+        help="json: every figure with stable keys, for scripts (README)",
+    )
     compare.add_argument(
         "--score",
         default=None,
@@ -398,13 +403,23 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     def legacy_import() -> int:
-        from nvfp4_tui.store.legacy import LegacyError, import_legacy
+        from nvfp4_tui.store.legacy import (
+            LegacyError,
+            import_legacy,
+            in_flight_note,
+            recorded_in_flight,
+        )
+        from nvfp4_tui.store.manifest import read_manifest
 
         try:
             path = import_legacy(args.legacy, args.out)
         except LegacyError as e:
             raise UsageError(str(e)) from None
         print(f"snapshot: {path}")
+        # The script launched every prompt x N at once: its levels are not what they say.
+        levels = recorded_in_flight(read_manifest(path))
+        if levels:
+            print(f"levels:   {in_flight_note(levels)}")
         print(f"report:   nvfp4-tui report {path}")
         return 0
 

@@ -427,14 +427,12 @@ def leaderboard_table(board: Board, score_name: str) -> Table:
     return ("Leaderboard", headers, body)
 
 
-def vram_table(gpu: pl.DataFrame, endpoints: Sequence[EndpointInfo]) -> Table | None:
-    """VRAM per GPU as nvidia-smi reports it (MiB): before the run (its first sample), after
-    (its last), the change and the peak, as the seed's table showed it."""
+def vram_per_gpu(gpu: pl.DataFrame) -> pl.DataFrame:
+    """Per GPU (``gpu``, ascending), VRAM used in MiB: ``first_mib`` (before the run), ``last_mib``
+    (after it) and ``peak_mib``; no rows without a reading."""
     # A damaged row's NaN or infinite value is not a reading.
     samples = gpu.select("gpu", "t", "vram_used_mib").filter(pl.col("vram_used_mib").is_finite())
-    if samples.is_empty():
-        return None
-    per_gpu = (
+    return (
         samples.sort("t")
         .group_by("gpu")
         .agg(
@@ -444,6 +442,14 @@ def vram_table(gpu: pl.DataFrame, endpoints: Sequence[EndpointInfo]) -> Table | 
         )
         .sort("gpu")
     )
+
+
+def vram_table(gpu: pl.DataFrame, endpoints: Sequence[EndpointInfo]) -> Table | None:
+    """VRAM per GPU as nvidia-smi reports it (MiB): before the run (its first sample), after
+    (its last), the change and the peak, as the seed's table showed it."""
+    per_gpu = vram_per_gpu(gpu)
+    if per_gpu.is_empty():
+        return None
     by_gpu = {e.gpu: e for e in endpoints if e.gpu is not None}
     body = []
     for r in per_gpu.iter_rows(named=True):

@@ -8,6 +8,12 @@ script did, so the phase lasts as long as its slowest request. Endpoint ``i`` of
 8016 + i on GPU i), and ``metadata.vram_mb`` becomes one GPU sample per GPU at the start
 ("before") and one at the end ("after").
 
+The script's "concurrency N" was no closed loop: it launched every prompt x N of a phase at
+once, so its "concurrency 1" ran 2 requests at a time on a two-prompt test. The imported rows keep
+the script's N (the key of its summary table, which the report reproduces), and the manifest
+records under ``legacy.in_flight`` how many requests each level really had in flight, for
+``compare`` and readers to label the level honestly.
+
 A row with 0 output tokens and no error is the script's silent HTTP failure (DESIGN.md): it is
 written as ``status="error"``, ``error_kind="suspect"`` so reports count it apart and never
 average its zero score. Bad input raises LegacyError, one line naming the file and the key.
@@ -425,6 +431,42 @@ def legacy_events(run: LegacyRun, run_id: str, run_name: str) -> list[Event]:
     return events
 
 
+def in_flight(run: LegacyRun) -> dict[int, tuple[int, ...]]:
+    """Per seed concurrency, the distinct numbers of requests its phases launched at once (a
+    phase's every row: the script sent them together), lowest first."""
+    counts: dict[tuple[str, str, int], int] = {}
+    for r in run.results:
+        key = (r.model, r.test, r.concurrency)
+        counts[key] = counts.get(key, 0) + 1
+    levels: dict[int, set[int]] = {}
+    for (_, _, concurrency), n in counts.items():
+        levels.setdefault(concurrency, set()).add(n)
+    return {c: tuple(sorted(ns)) for c, ns in sorted(levels.items())}
+
+
+def recorded_in_flight(manifest: dict[str, Any]) -> dict[int, tuple[int, ...]]:
+    """``in_flight`` as an import recorded it in the manifest; empty for a run that is no import
+    (or an import made before it was recorded)."""
+    legacy = manifest.get("legacy")
+    table = legacy.get("in_flight") if isinstance(legacy, dict) else None
+    if not isinstance(table, dict):
+        return {}
+    return {
+        int(level): tuple(n for n in counts if isinstance(n, int) and not isinstance(n, bool))
+        for level, counts in table.items()
+        if level.isdigit() and isinstance(counts, list)
+    }
+
+
+def in_flight_note(levels: dict[int, tuple[int, ...]]) -> str:
+    """``the script's concurrency 1 held 2 requests in flight, 4 held 8`` (a range where its
+    tests had different numbers of prompts)."""
+    held = [
+        f"{c} held {ns[0] if len(ns) == 1 else f'{ns[0]}–{ns[-1]}'}" for c, ns in levels.items()
+    ]
+    return "the script's concurrency " + ", ".join(held) + " requests in flight"
+
+
 def import_legacy(path: Path, out: Path) -> Path:
     """Write the legacy file at ``path`` as the snapshot directory ``out``; returns ``out``.
 
@@ -439,7 +481,12 @@ def import_legacy(path: Path, out: Path) -> Path:
     ended = datetime.fromtimestamp(events[-1].t, UTC)
     manifest = {
         "profile": None,
-        "legacy": {"source_file": Path(path).name, "metadata": run.metadata},
+        "legacy": {
+            "source_file": Path(path).name,
+            "metadata": run.metadata,
+            # JSON keys are strings: the seed's concurrency -> requests launched at once.
+            "in_flight": {str(c): list(ns) for c, ns in in_flight(run).items()},
+        },
         "started_at": started.isoformat(timespec="milliseconds"),
     }
     writer = SnapshotWriter(out.parent, run_id, manifest)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -9,17 +10,25 @@ from pathlib import Path
 import pytest
 
 from nvfp4_tui.cli import main
-from nvfp4_tui.compare import compare_snapshots, holm_adjust, mann_whitney_u, match_endpoints
+from nvfp4_tui.compare import (
+    cliffs_delta,
+    compare_snapshots,
+    holm_adjust,
+    mann_whitney_u,
+    match_endpoints,
+)
 from nvfp4_tui.events import (
     Event,
     PhaseFinished,
     PhaseStarted,
     RequestFinished,
+    RunFinished,
     RunStarted,
 )
+from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot
 
-from .builders import endpoint, noisy_run, write_events
+from .builders import endpoint, legacy_file, noisy_run, write_events
 
 PLANTED = {("b", "math"): {"quality": 0.12}, ("c", "english"): {"decode_tps": -12.0}}
 
@@ -166,3 +175,125 @@ def test_the_compared_score_is_chosen(tmp_path: Path, capsys) -> None:
     assert quality_changes("verified") == {("b", "math")}
     assert main(["compare", str(base), str(moved), "--score", "verified"]) == 0
     assert "quality (verified, mean)" in capsys.readouterr().out
+
+
+def test_cliffs_delta() -> None:
+    assert cliffs_delta([1.0, 2.0], [3.0, 4.0]) == 1.0
+    assert cliffs_delta([3.0, 4.0], [1.0, 2.0]) == -1.0
+    # Pairs (B, A): B wins 6 of 9 (2>1, 3>1, 3>2, 5>1, 5>2, 5>4), loses 2 (2<4, 3<4), ties 1.
+    assert cliffs_delta([1.0, 2.0, 4.0], [2.0, 3.0, 5.0]) == pytest.approx((6 - 2) / 9)
+    assert cliffs_delta([], [1.0]) is None
+
+
+def _legacy_pair(tmp_path: Path) -> tuple[Path, Path]:
+    """The seed's configuration experiment in small: the same models run twice, the second run
+    half again as fast per request and with more VRAM used on GPU 0 (an FP8 KV cache)."""
+    first, second = tmp_path / "auto.json", tmp_path / "fp8.json"
+    legacy_file(first, seed=5)
+    body = legacy_file(second, seed=5)
+    for row in body["results"]:
+        if row["tokens_out"]:
+            row["tok_per_sec"] *= 1.5
+            row["latency_ms"] = row["tokens_out"] / row["tok_per_sec"] * 1000
+    body["metadata"]["vram_mb"]["before"]["0"] = 87200
+    body["metadata"]["vram_mb"]["after"]["0"] = 92470
+    second.write_text(json.dumps(body), encoding="utf-8")
+    return (
+        import_legacy(first, tmp_path / "snapshots" / "auto"),
+        import_legacy(second, tmp_path / "snapshots" / "fp8"),
+    )
+
+
+def test_two_legacy_imports_compare_on_e2e_speed_and_vram(tmp_path: Path, capsys) -> None:
+    a, b = _legacy_pair(tmp_path)
+    comparison = compare_snapshots(open_snapshot(a), open_snapshot(b))
+    assert [m.name for m in comparison.metrics] == ["quality", "e2e_tps"]
+    assert comparison.missing == ("TTFT p50 s: not measured in A or B",)
+    math_c4 = next(
+        c for c in comparison.cells if (c.endpoint_a, c.suite, c.load.value) == ("moe_a", "math", 4)
+    )
+    speed = math_c4.changes[1]
+    assert speed.b == pytest.approx(speed.a * 1.5)
+    assert speed.cliffs_delta is not None and speed.cliffs_delta > 0.5
+    assert math_c4.changes[0].delta == 0  # the same answers, the same scores
+    assert math_c4.level == "seed c=4: 8 in flight"
+    # Every tool call failed silently in both: the cell is compared on its suspects alone.
+    tools = next(c for c in comparison.cells if c.suite == "tool_call")
+    assert (tools.failures_a.suspect, tools.failures_b.suspect, tools.n_a) == (2, 2, 0)
+    failed = next(c for c in comparison.cells if c.failures_a.errors)
+    assert (failed.endpoint_a, failed.suite, failed.failures_b.errors) == ("dense_b", "math", 1)
+    # Throughput per level comes from the leaderboard; the same tokens in 2/3 of the time.
+    assert [(lv.endpoint_a, lv.load_label) for lv in comparison.levels] == [
+        ("moe_a", "seed c=1: 2 in flight"),
+        ("moe_a", "seed c=4: 8 in flight"),
+        ("dense_b", "seed c=1: 2 in flight"),
+        ("dense_b", "seed c=4: 8 in flight"),
+    ]
+    assert [lv.relative for lv in comparison.levels] == pytest.approx([0.5] * 4, abs=0.01)
+    assert [(v.gpu, v.label, v.after_a_mib, v.after_b_mib) for v in comparison.vram] == [
+        (0, "Alpha MoE", 92866.0, 92470.0),
+        (1, "Beta Dense", 92478.0, 92478.0),
+        (2, "", 1156.0, 1156.0),
+    ]
+    assert comparison.vram[0].before_b_mib == 87200.0
+
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "  e2e tok/s  " in out and "has no decode tok/s" in out
+    assert "92,862 → 87,200 (-5,662)" in out
+    assert "seed c=1: 2 in flight" in out and "+50.0%" in out
+    assert "Cliff's delta" in out and "left out, TTFT p50 s" in out
+
+
+def _two_levels(events: list[Event], throughput_scale: float) -> list[Event]:
+    """``events`` run again at concurrency 4 (phases 3 to 5), each phase of that level in
+    ``1 / throughput_scale`` of its wall time."""
+    out = [e for e in events if not isinstance(e, RunFinished)]
+    started = next(e for e in events if isinstance(e, RunStarted))
+    more = [replace(p, concurrency=4) for p in started.phases]
+    out[0] = replace(started, phases=(*started.phases, *more))
+    for e in events:
+        if isinstance(e, PhaseStarted | RequestFinished):
+            out.append(replace(e, concurrency=4, phase_index=e.phase_index + 3))
+        elif isinstance(e, PhaseFinished):
+            wall_s = e.wall_s / (4 * throughput_scale)
+            out.append(replace(e, concurrency=4, phase_index=e.phase_index + 3, wall_s=wall_s))
+    return out
+
+
+def test_two_simulated_runs_compare_on_decode_speed_and_throughput_per_level(
+    tmp_path: Path, capsys
+) -> None:
+    a = write_events(tmp_path, "a", _two_levels(noisy_run("a", seed=1), 1.0))
+    b = write_events(tmp_path, "b", _two_levels(noisy_run("b", seed=3, shift=PLANTED), 0.8))
+    comparison = compare_snapshots(open_snapshot(a), open_snapshot(b))
+    assert [m.name for m in comparison.metrics] == ["quality", "decode_tps", "ttft_p50_s"]
+    assert comparison.missing == () and comparison.vram == ()
+    assert {cell.level for cell in comparison.cells} == {"c=1", "c=4"}
+    found = {(c.endpoint_a, c.suite, m.metric.name) for c, m in comparison.significant}
+    assert ("c", "english", "decode_tps") in found
+    by_level = {(lv.endpoint_a, lv.load_label): lv for lv in comparison.levels}
+    assert sorted(by_level) == [(e, c) for e in "abc" for c in ("c=1", "c=4")]
+    assert by_level[("a", "c=1")].throughput_a_tps == pytest.approx(100.0)
+    assert by_level[("a", "c=1")].relative == pytest.approx(0.0)
+    assert by_level[("a", "c=4")].throughput_a_tps == pytest.approx(400.0)
+    assert by_level[("a", "c=4")].relative == pytest.approx(-0.2)
+
+    assert main(["compare", str(a), str(b), "--format", "json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert set(body) == {
+        "run_a", "run_b", "alpha", "tests", "effect_size", "speed", "metrics", "missing",
+        "only_a", "only_b", "cells", "levels", "vram",
+    }  # fmt: skip
+    assert (body["speed"], body["effect_size"]) == ("decode_tps", "cliffs_delta")
+    cell = body["cells"][0]
+    assert cell["load"] == {"kind": "concurrency", "value": 1.0, "label": "c=1"}
+    assert set(cell["metrics"]) == {"quality", "decode_tps", "ttft_p50_s"}
+    assert set(cell["metrics"]["decode_tps"]) == {
+        "column", "summary", "a", "b", "n_a", "n_b", "delta", "relative_change",
+        "cliffs_delta", "p_value", "p_adjusted", "significant",
+    }  # fmt: skip
+    level = body["levels"][1]
+    assert level["load"]["label"] == "c=4"
+    assert level["relative_change"] == pytest.approx(-0.2)
+    assert {"throughput_tps_a", "throughput_tps_b", "steady_a", "steady_b"} <= set(level)

@@ -11,7 +11,7 @@ from nvfp4_tui.cli import main
 from nvfp4_tui.events import GpuSample, RequestFinished
 from nvfp4_tui.report import leaderboard_rows
 from nvfp4_tui.state import FleetState
-from nvfp4_tui.store.legacy import LegacyError, import_legacy, read_legacy
+from nvfp4_tui.store.legacy import LegacyError, import_legacy, read_legacy, recorded_in_flight
 from nvfp4_tui.store.reader import open_snapshot
 
 from .builders import legacy_file
@@ -63,6 +63,10 @@ def test_the_import_is_a_replayable_snapshot(legacy, tmp_path: Path) -> None:
     assert snapshot.manifest["started_at"] == "2026-04-16T21:07:00.000+00:00"
     assert snapshot.manifest["ended_at"] > snapshot.manifest["started_at"]
     assert snapshot.manifest["legacy"]["source_file"] == "benchmark.json"
+    # Two prompts a test, all launched at once: the script's "concurrency 1" held 2 in flight.
+    assert snapshot.manifest["legacy"]["in_flight"] == {"1": [2], "4": [8]}
+    assert recorded_in_flight(snapshot.manifest) == {1: (2,), 4: (8,)}
+    assert recorded_in_flight({"legacy": {"in_flight": {"1": [2, "x"], "c": [3]}}}) == {1: (2,)}
     state = FleetState()
     state.apply_all(snapshot.events())
     assert state.dropped == 0 and state.status == "complete"
@@ -129,6 +133,8 @@ def test_bad_input_is_one_line_naming_file_and_key(legacy, tmp_path, capsys, cha
 def test_not_json_and_existing_output(legacy, tmp_path: Path, capsys) -> None:
     path, _ = legacy
     assert main(["import", str(path), "--out", str(tmp_path / "snap")]) == 0
+    out = capsys.readouterr().out
+    assert "levels:   the script's concurrency 1 held 2, 4 held 8 requests in flight" in out
     assert main(["import", str(path), "--out", str(tmp_path / "snap")]) == 2
     assert "directory is not empty" in capsys.readouterr().err
     path.write_text("{not json")

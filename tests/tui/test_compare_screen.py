@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -9,13 +10,15 @@ from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from nvfp4_tui import cli
-from nvfp4_tui.compare import METRICS, Comparison, MetricChange, compare_snapshots
+from nvfp4_tui.compare import METRICS, Comparison, MetricChange, compare_snapshots, metrics_for
+from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui import launch
 from nvfp4_tui.tui.compare_app import CompareApp
 from nvfp4_tui.tui.palette import cell_styles
 from nvfp4_tui.tui.screens.compare import change_text, verdict
 
+from ..replay.builders import legacy_file
 from .runs import compare_run, write_snapshot
 
 # Run B: Alpha decodes slower on math, Beta answers coding sooner, Gamma scores higher on math.
@@ -41,7 +44,7 @@ def comparison(runs: tuple[Path, Path]) -> Comparison:
 
 
 def _change(name: str, a: float | None, b: float | None, significant: bool) -> MetricChange:
-    metric = next(m for m in METRICS if m.name == name)
+    metric = next(m for m in (*METRICS, *metrics_for(speed="e2e_tps")) if m.name == name)
     return MetricChange(metric, 20, 20, a, b, 0.001, 0.01, significant)
 
 
@@ -54,10 +57,12 @@ def test_verdict_knows_which_direction_is_better() -> None:
 
 
 def test_change_text() -> None:
-    assert change_text(_change("quality", 0.7, 0.812, True)) == "0.700 → 0.812 +0.112 *"
-    assert change_text(_change("decode_tps", 120.0, 90.0, False)) == "120.0 → 90.0 -25.0%"
-    assert change_text(_change("ttft_p50_s", 0.2, 0.15, True)) == "200 → 150 ms -25.0% *"
+    assert change_text(_change("quality", 0.7, 0.812, True)) == "0.700 → 0.812 *"
+    assert change_text(_change("decode_tps", 120.0, 90.0, False)) == "120.0 → 90.0 -25%"
+    assert change_text(_change("ttft_p50_s", 0.2, 0.15, True)) == "200 → 150 -25% *"
     assert change_text(_change("quality", None, 0.5, False)) == "— → 0.500"
+    sized = replace(_change("e2e_tps", 100.0, 150.0, True), cliffs_delta=0.875)
+    assert change_text(sized) == "100.0 → 150.0 +50% δ+0.88 *"
 
 
 def _rows(table: DataTable) -> list[list[Text]]:
@@ -105,3 +110,26 @@ def test_cli_compare_ui_opens_the_screen(runs: tuple[Path, Path], monkeypatch) -
     a, b = runs
     assert cli.main(["compare", str(a), str(b), "--ui"]) == 0
     assert len(shown) == 1 and len(shown[0].significant) == 3
+
+
+async def test_legacy_imports_compare_on_e2e_speed_errors_and_vram(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    legacy_file(first, seed=5)
+    legacy_file(second, seed=6)
+    a = import_legacy(first, tmp_path / "a")
+    b = import_legacy(second, tmp_path / "b")
+    app = CompareApp(compare_snapshots(open_snapshot(a), open_snapshot(b)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        changes = app.screen.query_one("#changes", DataTable)
+        headings = [str(column.label) for column in changes.columns.values()]
+        assert headings[4:] == ["quality (heuristic)", "e2e tok/s", "errors"]
+        first_row = [cell.plain for cell in changes.get_row_at(0)]
+        assert first_row[2] == "seed c=1: 2 in flight"
+        levels = app.screen.query_one("#levels", DataTable)
+        vram = app.screen.query_one("#vram", DataTable)
+        assert levels.row_count == 4 and levels.display
+        assert vram.row_count == 3 and vram.display
+        assert vram.get_row_at(0)[2].plain == "92,862 → 92,862"
+        notes = str(app.screen.query_one("#compare-notes", Static).render())
+        assert "has no decode tok/s" in notes and "left out, TTFT p50 s" in notes

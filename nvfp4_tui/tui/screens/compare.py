@@ -1,10 +1,12 @@
 """CompareScreen: what changed from run A to run B, per endpoint, suite and load level, with
-the significant changes marked as better or worse.
+the significant changes marked as better or worse; under it, aggregate throughput per load level
+and VRAM per GPU.
 
 The numbers and the tests come from ``nvfp4_tui.compare`` (Mann-Whitney U per metric and cell,
 Holm-adjusted over the whole comparison); this screen only lays them out. A change is coloured
 only when it is significant: better in the success colour, worse in the error colour. Every
-cell shows how many requests it rests on, since "no significant change" at n = 3 means little.
+cell shows how many requests it rests on, since "no significant change" at n = 3 means little,
+and its effect size (Cliff's delta) whether significant or not.
 """
 
 from __future__ import annotations
@@ -15,11 +17,22 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from nvfp4_tui.compare import MIN_N_FOR_TEST, CellComparison, Comparison, MetricChange
+from nvfp4_tui.compare import (
+    EFFECT_SIZE,
+    MIN_N_FOR_TEST,
+    NOT_STEADY_MARK,
+    CellComparison,
+    Comparison,
+    LevelChange,
+    Metric,
+    MetricChange,
+    VramChange,
+)
 from nvfp4_tui.figures.scores import SCORE_LABELS
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles, cell_styles
@@ -31,25 +44,24 @@ class MetricView:
     """How one metric of ``nvfp4_tui.compare.METRICS`` reads in the table."""
 
     higher_is_better: bool
-    relative: bool  # the change as a percentage (speeds, latencies) or in the metric's units
-    scale: float  # shown value = value x scale
+    # Speeds and latencies add their change as a percentage; a score's change reads from its
+    # two values (0 to 1), and every cell carries Cliff's delta: the table stays 120 wide.
+    relative: bool
+    scale: float  # shown value = value x scale, in the unit the column heading names
     spec: str
-    unit: str
 
 
 METRIC_VIEWS = {
-    "quality": MetricView(higher_is_better=True, relative=False, scale=1, spec=".3f", unit=""),
-    "decode_tps": MetricView(higher_is_better=True, relative=True, scale=1, spec=".1f", unit=""),
-    "ttft_p50_s": MetricView(
-        higher_is_better=False, relative=True, scale=1000, spec=".0f", unit=" ms"
-    ),
+    "quality": MetricView(higher_is_better=True, relative=False, scale=1, spec=".3f"),
+    "decode_tps": MetricView(higher_is_better=True, relative=True, scale=1, spec=".1f"),
+    "e2e_tps": MetricView(higher_is_better=True, relative=True, scale=1, spec=".1f"),
+    "ttft_p50_s": MetricView(higher_is_better=False, relative=True, scale=1000, spec=".0f"),
 }
-FALLBACK_VIEW = MetricView(higher_is_better=True, relative=False, scale=1, spec=".3g", unit="")
+FALLBACK_VIEW = MetricView(higher_is_better=True, relative=False, scale=1, spec=".3g")
 
 
-def metric_heading(change: MetricChange) -> str:
+def metric_heading(metric: Metric) -> str:
     """``quality (heuristic)``, ``decode tok/s``, ``TTFT p50 (ms)``."""
-    metric = change.metric
     if metric.name == "quality":
         return f"quality ({SCORE_LABELS.get(metric.column, metric.column)})"
     if metric.name == "ttft_p50_s":
@@ -67,27 +79,25 @@ def verdict(change: MetricChange) -> str | None:
 
 
 def change_text(change: MetricChange) -> str:
-    """``0.812 → 0.901 +0.089`` or ``144.2 → 139.9 -3.0%``; a star marks a significant change."""
+    """``0.812 → 0.901 δ+0.41`` or ``144.2 → 139.9 -3% δ-0.20``: the change, then Cliff's
+    delta; a star marks a significant change."""
     view = METRIC_VIEWS.get(change.metric.name, FALLBACK_VIEW)
 
     def value(x: float | None) -> str:
         return units.DASH if x is None else format(x * view.scale, view.spec)
 
-    text = f"{value(change.a)} → {value(change.b)}{view.unit}"
+    text = f"{value(change.a)} → {value(change.b)}"
     a, b = change.a, change.b
-    if a is not None and b is not None:
-        if view.relative:
-            text += f" {(b - a) / a * 100:+.1f}%" if a else ""
-        else:
-            text += f" {(b - a) * view.scale:+{view.spec}}"
+    if view.relative and a and b is not None:
+        text += f" {(b - a) / a * 100:+.0f}%"
+    if change.cliffs_delta is not None:
+        text += f" δ{change.cliffs_delta:+.2f}"
     return text + (" *" if change.significant else "")
 
 
 def cell_n(cell: CellComparison) -> str:
     """The requests each side rests on: ``24/24``, or the fewest of its metrics when they differ."""
-    n_a = min(c.n_a for c in cell.changes)
-    n_b = min(c.n_b for c in cell.changes)
-    return f"{n_a}/{n_b}"
+    return f"{cell.n_a}/{cell.n_b}"
 
 
 class CompareScreen(Screen):
@@ -109,6 +119,9 @@ class CompareScreen(Screen):
         # No cursor: a highlighted row would hide the colours that mark its changes.
         table: DataTable = DataTable(id="changes", cursor_type="none", zebra_stripes=True)
         yield table
+        with Horizontal(id="compare-figures"):
+            yield DataTable(id="levels", cursor_type="none", zebra_stripes=True)
+            yield DataTable(id="vram", cursor_type="none", zebra_stripes=True)
         yield Static(id="compare-notes")
         yield Footer()
 
@@ -130,32 +143,14 @@ class CompareScreen(Screen):
                 (f" of {c.tests} tests", "$text-muted"),
             )
         )
-        notes = [
-            Content.assemble(
-                ("* ", "bold"),
-                (
-                    f"significant: two-sided Mann-Whitney U, Holm-adjusted over {c.tests} tests, "
-                    f"p < {c.alpha:g}; fewer than {MIN_N_FOR_TEST} requests a side: not tested.",
-                    "$text-muted",
-                ),
-            ),
-            Content.assemble(
-                ("better", "bold $success"),
-                " / ",
-                ("worse", "bold $error"),
-                (
-                    ": higher quality and decode tok/s, lower TTFT, are better."
-                    " n: requests in A / in B.",
-                    "$text-muted",
-                ),
-            ),
-        ]
-        if c.only_a:
-            notes.append(Content.styled("only in A: " + one_line(", ".join(c.only_a)), "$warning"))
-        if c.only_b:
-            notes.append(Content.styled("only in B: " + one_line(", ".join(c.only_b)), "$warning"))
-        self.query_one("#compare-notes", Static).update(Content("\n").join(notes))
+        self.query_one("#compare-notes", Static).update(Content("\n").join(_notes(c)))
         self._fill()
+        styles = cell_styles(self.app)
+        _fill_levels(self.query_one("#levels", DataTable), c.levels, styles)
+        _fill_vram(self.query_one("#vram", DataTable), c.vram)
+        # A run without GPU samples (or levels) has no such figure: no empty box for it.
+        self.query_one("#levels", DataTable).display = bool(c.levels)
+        self.query_one("#vram", DataTable).display = bool(c.vram)
 
     def action_toggle_significant(self) -> None:
         self.significant_only = not self.significant_only
@@ -170,16 +165,17 @@ class CompareScreen(Screen):
             table.add_column(label, key=key)
         table.add_column(Text("load", justify="right"), key="load")
         table.add_column(Text("n A/B", justify="right"), key="n")
-        if c.cells:
-            for index, change in enumerate(c.cells[0].changes):
-                table.add_column(metric_heading(change), key=f"metric-{index}")
+        for index, metric in enumerate(c.metrics):
+            table.add_column(metric_heading(metric), key=f"metric-{index}")
+        if _any_failures(c):
+            table.add_column(Text("errors", justify="right"), key="errors")
         cells = [
             cell
             for cell in c.cells
             if not self.significant_only or any(m.significant for m in cell.changes)
         ]
         for cell in cells:
-            table.add_row(*_row(cell, styles))
+            table.add_row(*_row(cell, styles, errors=_any_failures(c)))
         shown = "significant changes only" if self.significant_only else "every cell in both runs"
         table.border_title = f"A → B per endpoint, suite and load · {shown}"
         table.border_subtitle = f"{len(cells)} of {len(c.cells)} cells · s: " + (
@@ -187,13 +183,73 @@ class CompareScreen(Screen):
         )
 
 
-def _row(cell: CellComparison, styles: CellStyles) -> list[Text]:
+def _notes(c: Comparison) -> list[Content]:
+    speed = c.speed
+    speed_name = "speed" if speed is None else speed.label
+    notes = [
+        Content.assemble(
+            ("* ", "bold"),
+            (
+                f"significant: two-sided Mann-Whitney U, Holm-adjusted over {c.tests} tests, "
+                f"p < {c.alpha:g}; fewer than {MIN_N_FOR_TEST} requests a side: not tested. "
+                f"δ: {EFFECT_SIZE}, P(B > A) - P(B < A), -1 to +1.",
+                "$text-muted",
+            ),
+        ),
+        Content.assemble(
+            ("better", "bold $success"),
+            " / ",
+            ("worse", "bold $error"),
+            (
+                f": higher quality and {speed_name}, lower TTFT, are better."
+                " n: requests in A / in B."
+                + (
+                    " errors: A → B (+ legacy suspects A → B)."
+                    if _any_failures(c)
+                    else " No request failed in either run."
+                ),
+                "$text-muted",
+            ),
+        ),
+    ]
+    if speed is not None and speed.name == "e2e_tps":
+        notes.append(
+            Content.styled(
+                "e2e tok/s (prefill included): a run without TTFT (a legacy import) has no "
+                "decode tok/s.",
+                "$text-muted",
+            )
+        )
+    for reason in c.missing:
+        notes.append(Content.styled("left out, " + one_line(reason), "$text-muted"))
+    if c.only_a:
+        notes.append(Content.styled("only in A: " + one_line(", ".join(c.only_a)), "$warning"))
+    if c.only_b:
+        notes.append(Content.styled("only in B: " + one_line(", ".join(c.only_b)), "$warning"))
+    return notes
+
+
+def _errors_text(cell: CellComparison) -> str:
+    a, b = cell.failures_a, cell.failures_b
+    text = f"{a.errors} → {b.errors}"
+    if a.suspect or b.suspect:
+        text += f" (+{a.suspect} → +{b.suspect})"
+    return text
+
+
+def _any_failures(c: Comparison) -> bool:
+    return any(
+        f.errors or f.suspect for cell in c.cells for f in (cell.failures_a, cell.failures_b)
+    )
+
+
+def _row(cell: CellComparison, styles: CellStyles, *, errors: bool) -> list[Text]:
     moved = any(m.significant for m in cell.changes)
     label = one_line(cell.label)
     cells = [
         Text(label, style="bold" if moved else ""),
         Text(cell.suite),
-        Text(cell.load.label, justify="right"),
+        Text(cell.level, justify="right"),
         Text(cell_n(cell), justify="right", style=styles.muted),
     ]
     for change in cell.changes:
@@ -201,4 +257,50 @@ def _row(cell: CellComparison, styles: CellStyles) -> list[Text]:
         if not style and change.p_value is None:
             style = styles.muted  # too few requests to test
         cells.append(Text(change_text(change), style=style, justify="right"))
+    if errors:
+        more = cell.failures_b.errors > cell.failures_a.errors
+        cells.append(Text(_errors_text(cell), style=styles.error if more else "", justify="right"))
     return cells
+
+
+def _throughput(tps: float | None, steady: bool | None) -> str:
+    mark = NOT_STEADY_MARK if steady is False else ""
+    return (units.DASH if tps is None else f"{tps:.1f}") + mark
+
+
+def _fill_levels(table: DataTable, levels: tuple[LevelChange, ...], styles: CellStyles) -> None:
+    table.add_column("endpoint", key="endpoint")
+    table.add_column(Text("load", justify="right"), key="load")
+    for label, key in (("A", "a"), ("B", "b"), ("change", "change")):
+        table.add_column(Text(label, justify="right"), key=key)
+    for level in levels:
+        change = level.relative
+        table.add_row(
+            Text(one_line(level.label)),
+            Text(level.load_label, justify="right"),
+            Text(_throughput(level.throughput_a_tps, level.steady_a), justify="right"),
+            Text(_throughput(level.throughput_b_tps, level.steady_b), justify="right"),
+            Text(
+                units.DASH if change is None else f"{change * 100:+.1f}%",
+                justify="right",
+                style=styles.muted,
+            ),
+        )
+    table.border_title = "Aggregate throughput, tok/s"
+    table.border_subtitle = f"{NOT_STEADY_MARK}: did not hold its concurrency"
+
+
+def _fill_vram(table: DataTable, vram: tuple[VramChange, ...]) -> None:
+    table.add_column(Text("GPU", justify="right"), key="gpu")
+    table.add_column("endpoint", key="endpoint")
+    for label, key in (("before A → B", "before"), ("after A → B", "after")):
+        table.add_column(Text(label, justify="right"), key=key)
+    for v in vram:
+        table.add_row(
+            Text(str(v.gpu), justify="right"),
+            Text(one_line(v.label) or units.DASH),
+            Text(f"{v.before_a_mib:,.0f} → {v.before_b_mib:,.0f}", justify="right"),
+            Text(f"{v.after_a_mib:,.0f} → {v.after_b_mib:,.0f}", justify="right"),
+        )
+    table.border_title = "VRAM used, MiB"
+    table.border_subtitle = "first and last sample of each run"
