@@ -1,0 +1,33 @@
+"""``nvfp4-tui init``: write a commented fleet profile from running endpoints or a compose file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from nvfp4_tui.profile_init.compose import read_compose
+from nvfp4_tui.profile_init.draft import EndpointDraft, check_out, render_profile, write_profile
+from nvfp4_tui.profile_init.probe import addresses, drafts_from_probe, parse_ports
+
+
+def init_profile(
+    out: Path,
+    *,
+    force: bool,
+    compose: Path | None = None,
+    hosts: Sequence[str] = ("127.0.0.1",),
+    ports: str = "8000-8031",
+    urls: Sequence[str] = (),
+) -> list[EndpointDraft]:
+    """Write the profile to ``out`` and return its endpoints; ConfigError on bad input."""
+    check_out(out, force)  # before probing, which takes seconds, as well as when writing
+    if compose is not None:
+        fleet = read_compose(compose)
+        drafts, cap = list(fleet.drafts), fleet.max_num_seqs
+        text = render_profile(compose.stem, str(compose), drafts, cap)
+    else:
+        described = f"{','.join(hosts)} ports {ports}" + (f" and {len(urls)} URLs" if urls else "")
+        drafts = drafts_from_probe(addresses(hosts, parse_ports(ports), urls), described)
+        text = render_profile(out.stem, f"probing {described}", drafts)
+    write_profile(text, out, force)
+    return drafts
