@@ -214,7 +214,7 @@ def cmd_gpus(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     from nvfp4_tui.profile_init import init_profile
 
-    drafts = init_profile(
+    written = init_profile(
         args.out,
         force=args.force,
         compose=args.from_compose,
@@ -222,9 +222,11 @@ def cmd_init(args: argparse.Namespace) -> int:
         ports=args.ports,
         urls=args.urls,
     )
-    print(f"wrote {args.out}: {len(drafts)} endpoints")
-    for d in drafts:
+    print(f"wrote {args.out}: {len(written.endpoints)} endpoints")
+    for d in written.endpoints:
         print(f"  {d.id:<16} {d.url:<24} model {d.model}  gpu {d.gpu}")
+    for line in written.left_out:
+        print(f"  {line}")
     print(f"next: check its labels and GPUs, then nvfp4-tui run {args.out}")
     return exit_codes.OK
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -67,19 +68,21 @@ class EndpointDraft:
 
 
 def settle(drafts: Sequence[EndpointDraft], suffixes: Sequence[str]) -> list[EndpointDraft]:
-    """The drafts made to load together: an id that repeats an earlier one gets a suffix (e.g.
-    its port); a GPU index already taken becomes "auto", since a profile gives a GPU one pane."""
-    ids: set[str] = set()
+    """The drafts made to load together and read apart: ids and labels that repeat get their
+    suffix (e.g. the port: a fleet often serves one name everywhere); a GPU index already
+    taken becomes "auto", since a profile gives a GPU one pane."""
+    ids = Counter(d.id for d in drafts)
+    labels = Counter(d.label for d in drafts)
+    taken_ids: set[str] = set()
     gpus: dict[int, str] = {}
     settled: list[EndpointDraft] = []
     for draft, suffix in zip(drafts, suffixes, strict=True):
-        candidate, n = draft.id, 2
-        if candidate in ids:
-            candidate = f"{draft.id}-{suffix}"
-        while candidate in ids:
+        candidate, n = draft.id if ids[draft.id] == 1 else f"{draft.id}-{suffix}", 2
+        while candidate in taken_ids:
             candidate, n = f"{draft.id}-{suffix}-{n}", n + 1
-        ids.add(candidate)
-        draft = replace(draft, id=candidate)
+        taken_ids.add(candidate)
+        label = draft.label if labels[draft.label] == 1 else f"{draft.label} ({suffix})"
+        draft = replace(draft, id=candidate, label=label)
         if isinstance(draft.gpu, int):
             if draft.gpu in gpus:
                 note = f"shares GPU {draft.gpu} with {gpus[draft.gpu]}"

@@ -32,7 +32,8 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 @dataclass(frozen=True, slots=True)
 class ServedModel:
-    id: str
+    id: str  # as ``safe_text`` shows it
+    usable: bool  # the id is its own safe form: a profile can name it exactly and be run
     max_model_len: int | None
     root: str | None
 
@@ -95,9 +96,11 @@ def _models(reply: Any) -> tuple[ServedModel, ...]:
             continue
         length = card.get("max_model_len")
         root = card.get("root")
+        shown = safe_text(card["id"])
         models.append(
             ServedModel(
-                id=safe_text(card["id"]),
+                id=shown,
+                usable=shown == card["id"],
                 max_model_len=length if type(length) is int and length > 0 else None,
                 root=safe_text(root) if isinstance(root, str) else None,
             )
@@ -152,8 +155,9 @@ def _gpus(found: Sequence[Found]) -> tuple[dict[str, int], str | None]:
         source.close()
 
 
-def _draft(found: Found, gpu: int | None, nvml_missing: str | None) -> EndpointDraft:
-    first = found.models[0]
+def _draft(
+    found: Found, first: ServedModel, gpu: int | None, nvml_missing: str | None
+) -> EndpointDraft:
     notes: list[str] = []
     facts = [
         f"max_model_len {first.max_model_len}" if first.max_model_len else "",
@@ -163,7 +167,7 @@ def _draft(found: Found, gpu: int | None, nvml_missing: str | None) -> EndpointD
     if any(facts):
         notes.append(", ".join(f for f in facts if f))
     if len(found.models) > 1:
-        others = ", ".join(m.id for m in found.models[1:_MODELS_NOTED])
+        others = ", ".join([m.id for m in found.models if m is not first][: _MODELS_NOTED - 1])
         notes.append(f"also serves {others}: copy this table for each model to benchmark")
     if gpu is None:
         why = f"NVML: {nvml_missing}" if nvml_missing else "no GPU process owns this port here"
@@ -178,12 +182,29 @@ def _draft(found: Found, gpu: int | None, nvml_missing: str | None) -> EndpointD
     )
 
 
-def drafts_from_probe(bases: Sequence[str], described: str) -> list[EndpointDraft]:
-    """Probe ``bases`` and draft an endpoint for each that serves a model; ConfigError (one
-    line naming ``described``, what was probed) when none does."""
+def drafts_from_probe(
+    bases: Sequence[str], described: str
+) -> tuple[list[EndpointDraft], list[str]]:
+    """Probe ``bases`` and draft an endpoint for each that serves a model, with a line for each
+    left out; ConfigError (one line naming ``described``, what was probed) when none is left."""
     found = asyncio.run(probe(bases))
     if not found:
         raise ConfigError([f"{described}: no endpoint answered GET /v1/models with a model"])
     gpus, nvml_missing = _gpus(found)
-    drafts = [_draft(f, gpus.get(f.url), nvml_missing) for f in found]
-    return settle(drafts, [f.url.rsplit(":", 1)[-1] for f in found])
+    drafts: list[EndpointDraft] = []
+    kept: list[Found] = []
+    left_out: list[str] = []
+    for f in found:
+        first = next((m for m in f.models if m.usable), None)
+        if first is None:
+            # Written scrubbed, the id would name no model on the server: the run would fail.
+            left_out.append(
+                f"{f.url}: left out; its model id {f.models[0].id!r} holds control, escape "
+                "or format characters (or is over 200 long)"
+            )
+            continue
+        drafts.append(_draft(f, first, gpus.get(f.url), nvml_missing))
+        kept.append(f)
+    if not drafts:
+        raise ConfigError([f"{described}: {left_out[0]}"])
+    return settle(drafts, [f.url.rsplit(":", 1)[-1] for f in kept]), left_out
