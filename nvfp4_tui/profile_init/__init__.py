@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4_tui.profile_init.compose import read_compose
-from nvfp4_tui.profile_init.draft import EndpointDraft, check_out, render_profile, write_profile
+from nvfp4_tui.profile_init.draft import (
+    EndpointDraft,
+    check_out,
+    render_profile,
+    safe_text,
+    write_profile,
+)
 from nvfp4_tui.profile_init.probe import addresses, drafts_from_probe, parse_ports
 
 
@@ -32,12 +38,14 @@ def init_profile(
     check_out(out, force)  # before probing, which takes seconds, as well as when writing
     if compose is not None:
         fleet = read_compose(compose)
-        text = render_profile(compose.stem, str(compose), fleet.drafts, fleet.max_num_seqs)
+        text = render_profile(
+            safe_text(compose.stem), str(compose), fleet.drafts, fleet.max_num_seqs
+        )
         written = Written(fleet.drafts)
     else:
         described = f"{','.join(hosts)} ports {ports}" + (f" and {len(urls)} URLs" if urls else "")
         drafts, left_out = drafts_from_probe(addresses(hosts, parse_ports(ports), urls), described)
-        text = render_profile(out.stem, f"probing {described}", drafts)
+        text = render_profile(safe_text(out.stem), f"probing {described}", drafts)
         written = Written(tuple(drafts), tuple(left_out))
     write_profile(text, out, force)
     return written

@@ -132,7 +132,7 @@ def render_profile(
         f"name = {toml_string(name)}",
         "# The built-in suites; a suites/ folder beside this file adds or replaces them by name.",
         "suites = [" + ", ".join(toml_string(s) for s in suites) + "]",
-        "concurrency = [" + ", ".join(str(c) for c in levels or [1]) + "]",
+        "concurrency = [" + ", ".join(str(c) for c in levels) + "]",
         "requests = 2  # per prompt per phase",
     ]
     for draft in drafts:
