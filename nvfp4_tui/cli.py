@@ -128,6 +128,16 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--port-base", type=int, help="first port (default: chosen by the OS)")
     sim.add_argument("--time-scale", type=_time_scale, default=1.0)
 
+    init = sub.add_parser("init", help="write a profile from running endpoints or a compose file")
+    init.add_argument("urls", nargs="*", metavar="URL", help="endpoints to probe besides --ports")
+    init.add_argument("--hosts", type=_name_list, default=("127.0.0.1",), help="default 127.0.0.1")
+    init.add_argument("--ports", default="8000-8031", help="ports to probe (default 8000-8031)")
+    init.add_argument(
+        "--from-compose", type=Path, metavar="FILE", help="read a docker-compose file"
+    )
+    init.add_argument("--out", type=Path, default=Path("profile.toml"), help="default profile.toml")
+    init.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+
     gpus = sub.add_parser("gpus", help="print the GPUs and metrics sources this host can see")
     gpus.add_argument("--profile", type=Path)
     _add_snapshot_commands(sub)
@@ -211,6 +221,26 @@ def cmd_gpus(args: argparse.Namespace) -> int:
     from nvfp4_tui.telemetry.gpus_command import gpus_command
 
     return gpus_command(load_profile(args.profile) if args.profile else None)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from nvfp4_tui.profile_init import init_profile
+
+    written = init_profile(
+        args.out,
+        force=args.force,
+        compose=args.from_compose,
+        hosts=args.hosts,
+        ports=args.ports,
+        urls=args.urls,
+    )
+    print(f"wrote {args.out}: {len(written.endpoints)} endpoints")
+    for d in written.endpoints:
+        print(f"  {d.id:<16} {d.url:<24} model {d.model}  gpu {d.gpu}")
+    for line in written.left_out:
+        print(f"  {line}")
+    print(f"next: check its labels and GPUs, then nvfp4-tui run {args.out}")
+    return exit_codes.OK
 
 
 # ---- replay, follow, detach, export, report, import, compare
@@ -497,6 +527,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run_or_detach,
     "sim": cmd_sim,
     "gpus": cmd_gpus,
+    "init": cmd_init,
     "replay": cmd_replay,
     "follow": cmd_follow,
     "export": cmd_export,
