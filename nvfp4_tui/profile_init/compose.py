@@ -13,11 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
+import yaml
+
 from nvfp4_tui.profile_init.draft import EndpointDraft, an_id, safe_text, settle
-from nvfp4_tui.profile_init.yaml_subset import YamlError, YamlValue, parse
 from nvfp4_tui.tomlcheck import ConfigError
 
 _MAX_COMPOSE_BYTES = 4 * 1024 * 1024
+# Values a compose file may hold once its aliases are written out: thousands for a large fleet.
+_MAX_YAML_NODES = 200_000
+
+YamlValue = str | list["YamlValue"] | dict[str, "YamlValue"] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,9 +233,34 @@ def _read(path: Path) -> YamlValue:
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError([f"{path}: cannot read: {e}"]) from None
     try:
-        return parse(text)
-    except YamlError as e:
-        raise ConfigError([f"{path}: {e}"]) from None
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e)
+        raise ConfigError([f"{path}: {where}{safe_text(problem)}"]) from None
+    try:
+        return _as_strings(document, [_MAX_YAML_NODES])
+    except RecursionError:
+        raise ConfigError([f"{path}: too large or too deeply nested, once its aliases are written out, to be a compose file"]) from None
+
+
+def _as_strings(value: object, budget: list[int]) -> YamlValue:
+    """The document with every scalar as compose wrote it, a string (``PORT: 8016`` and
+    ``PORT: "8016"`` read alike). Anchors are shared objects in PyYAML; written out here they
+    multiply, so a file of nested aliases (a "billion laughs") stops at a node budget."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise RecursionError  # too big to be a compose file, whichever way it got big
+    if isinstance(value, dict):
+        return {str(k): _as_strings(v, budget) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_strings(v, budget) for v in value]
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def read_compose(path: Path) -> ComposeFleet:

@@ -10,6 +10,7 @@ import pytest
 from nvfp4_tui.cli import main
 from nvfp4_tui.exit_codes import USAGE
 from nvfp4_tui.profile import load_profile
+from nvfp4_tui.profile_init.compose import read_compose
 from nvfp4_tui.suites import load_suites
 
 SEED_COMPOSE = Path("/work/shared/seed-data/docker-compose.bench-7models.yml")
@@ -94,12 +95,36 @@ services:
     assert load_profile(tmp_path / "p.toml").run.concurrency == (1,)
 
 
+# Nine levels of ten aliases each: a billion strings once written out, a few hundred bytes here.
+BILLION_LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)
+)
+
+
+def test_anchors_and_merge_keys_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "docker-compose.yml"
+    path.write_text(
+        "x-vllm: &vllm\n"
+        "  environment: &env\n"
+        "    MODEL_PATH: /models/current\n"
+        "services:\n"
+        "  gpu0:\n"
+        "    <<: *vllm\n"
+        "    environment:\n"
+        "      <<: *env\n"
+        "      PORT: 8016\n"
+        "      NVIDIA_VISIBLE_DEVICES: '0'\n"
+    )
+    (endpoint,) = read_compose(path).drafts
+    assert (endpoint.url, endpoint.model, endpoint.gpu) == ("http://127.0.0.1:8016", "current", 0)
+
+
 @pytest.mark.parametrize(
     ("compose", "expected"),
     [
         (None, "docker-compose.yml: file not found"),
-        ("services:\n  a: [1, 2\n", "docker-compose.yml: line 2: no closing ']'"),
-        ("x: &anchor 1\n", "docker-compose.yml: line 1: anchors, aliases and tags"),
+        ("services:\n  a: [1, 2\n", "docker-compose.yml: line 3: expected ',' or ']'"),
+        (BILLION_LAUGHS, "docker-compose.yml: too large or too deeply nested"),
         ("version: '3'\n", "docker-compose.yml: services: missing"),
         (
             "services:\n  a:\n    environment: [MODEL_PATH=/m/x]\n",
