@@ -304,7 +304,12 @@ def configuration_rows(manifest: Mapping[str, Any]) -> list[list[str]]:
     """The report's Configuration table, a row per endpoint ("—" where unknown); [] for a
     manifest that recorded none."""
     rows = []
-    for endpoint_id, entry in _entries(manifest).items():
+    # By GPU, as the panes are (the manifest's JSON keeps its keys sorted by id).
+    by_gpu = sorted(
+        _entries(manifest).items(),
+        key=lambda item: (not isinstance(item[1].get("gpu"), int), item[1].get("gpu") or 0),
+    )
+    for endpoint_id, entry in by_gpu:
         driver = _shown(_gpu("driver_version")(entry))
         cuda = _shown(_gpu("cuda_driver_version")(entry))
         if driver is not None and cuda is not None:
