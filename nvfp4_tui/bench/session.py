@@ -22,7 +22,7 @@ import aiohttp
 
 from nvfp4_tui import exit_codes
 from nvfp4_tui.bench.runner import Emit, Runner
-from nvfp4_tui.events import Event, GpuSample
+from nvfp4_tui.events import Event, GpuSample, RunStarted
 from nvfp4_tui.heap import TRIM_INTERVAL_S, release_free_heap
 from nvfp4_tui.profile import Profile
 from nvfp4_tui.provenance import configuration, gpu_identities, probe_servers, profile_sha256
@@ -134,12 +134,23 @@ class Session:
                 run_task.cancel()
 
         sampler = GpuSampler(self.gpu_sources, on_samples=on_gpu_samples, on_error=note)
-        sampler.start()
+        # Telemetry starts with the run, after the configuration probes: a sample before
+        # RunStarted names an endpoint no reader knows yet.
+        started = asyncio.Event()
+        self.subscribers.append(
+            lambda event: started.set() if isinstance(event, RunStarted) else None
+        )
+
+        async def sample_once_started() -> None:
+            await started.wait()
+            sampler.start()
+            await self._scrape_server_metrics(note)
+
         side_tasks = [
             asyncio.create_task(
                 self.writer.flush_periodically(FLUSH_INTERVAL_S, on_error=on_write_error)
             ),
-            asyncio.create_task(self._scrape_server_metrics(note)),
+            asyncio.create_task(sample_once_started()),
             asyncio.create_task(_release_heap_periodically()),
         ]
         status = "aborted"

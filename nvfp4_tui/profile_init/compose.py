@@ -242,7 +242,11 @@ def _read(path: Path) -> YamlValue:
     try:
         return _as_strings(document, [_MAX_YAML_NODES])
     except RecursionError:
-        raise ConfigError([f"{path}: too large or too deeply nested, once its aliases are written out, to be a compose file"]) from None
+        raise ConfigError(
+            [
+                f"{path}: too large or too deeply nested, once its aliases are written out, to be a compose file"
+            ]
+        ) from None
 
 
 def _as_strings(value: object, budget: list[int]) -> YamlValue:
