@@ -1,7 +1,7 @@
 """The big number on a pane is the simulator's decode rate, second after second, at c=1 and c=4.
 
 A run against the simulator (in its own process, as in the demo) is read the way ``--json``
-reads it: every pane's figures sampled twice a second. Once a phase has run a few seconds, at
+reads it: every pane's figures sampled four times a second. Once a phase has run a few seconds, at
 least 90% of the samples must lie within 5% of the simulator's per-stream decode rate at that
 concurrency (its schedule, ``sim.schedule.decode_tps_at``, times the clock factor). The number
 it replaced, the window's tokens over the streams in flight at its end, failed this by jumping
@@ -26,12 +26,12 @@ from nvfp4_tui.state import FleetState
 from nvfp4_tui.suites import load_suites
 from tests.integration.fleet_files import endpoint_toml, write_suite
 
-TIME_SCALE = 2.0  # twice real time: the same schedule in half the test's time
-PHASE_S = 8.0  # of sending per phase (the last answers finish after)
+TIME_SCALE = 3.0  # three times real time: the same schedule in a third of the time
+PHASE_S = 5.0  # of sending per phase (the last answers finish after)
 # Samples count from SETTLE_S into a phase (the first answers are in prefill) until it stops
 # sending at PHASE_S: its last wave then runs with fewer in flight, each of them faster.
-SETTLE_S = 3.0
-SAMPLE_S = 0.5
+SETTLE_S = 2.0
+SAMPLE_S = 0.25
 WITHIN = 0.05
 SHARE = 0.9
 LINEUP = (("fast", 144.0), ("dense", 50.0))
@@ -58,7 +58,7 @@ warmup = false
 
 
 async def _run_sampled(runner: Runner, state: FleetState) -> list[tuple[str, Load, float, float]]:
-    """(endpoint, level, seconds into the phase, big number) twice a second while it runs."""
+    """(endpoint, level, seconds into the phase, big number) four times a second."""
     samples: list[tuple[str, Load, float, float]] = []
     task = asyncio.create_task(runner.run())
     async with asyncio.timeout(120):
