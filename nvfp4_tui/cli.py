@@ -459,7 +459,6 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     def compare() -> int:
         from nvfp4_tui.compare import compare_snapshots, render_comparison
-        from nvfp4_tui.provenance import config_differences
         from nvfp4_tui.store.reader import open_snapshot
 
         a, b = open_snapshot(args.a), open_snapshot(args.b)
@@ -468,11 +467,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
             from nvfp4_tui.tui.launch import run_compare_ui
 
             return run_compare_ui(comparison)
-        # What the runs measured differs before any figure does: say so first.
-        differences = config_differences(a.manifest, b.manifest)
-        if differences:
-            bullet = "- " if args.format == "markdown" else "  "
-            print("Configuration changed:\n" + "".join(f"{bullet}{d}\n" for d in differences))
         print(render_comparison(comparison, args.format))
         return 0
 

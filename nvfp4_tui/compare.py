@@ -34,6 +34,7 @@ import polars as pl
 from nvfp4_tui.events import EndpointInfo
 from nvfp4_tui.figures.board import Board
 from nvfp4_tui.figures.scores import HEURISTIC, SCORE_LABELS, VERIFIED
+from nvfp4_tui.provenance import config_differences
 from nvfp4_tui.report import endpoints_of, plan_rates, snapshot_board, vram_per_gpu, with_rates
 from nvfp4_tui.slo import Load
 from nvfp4_tui.store.legacy import recorded_in_flight
@@ -247,6 +248,8 @@ class Comparison:
     missing: tuple[str, ...] = ()  # the metrics left out, each with the run that lacks it
     levels: tuple[LevelChange, ...] = ()
     vram: tuple[VramChange, ...] = ()
+    # What the runs measured differs before any figure does (provenance.config_differences).
+    configuration_changes: tuple[str, ...] = ()
 
     @property
     def significant(self) -> tuple[tuple[CellComparison, MetricChange], ...]:
@@ -515,6 +518,7 @@ def compare_snapshots(
         missing=missing,
         levels=_levels(pairs, board_a, board_b, label_of),
         vram=_vram(a, b, (*endpoints_a, *endpoints_b)),
+        configuration_changes=tuple(config_differences(a.manifest, b.manifest)),
     )
 
 
@@ -582,7 +586,12 @@ def render_comparison(comparison: Comparison, fmt: str = "text") -> str:
     markdown = fmt == "markdown"
     runs = f"{comparison.run_a} (A) → {comparison.run_b} (B)"
     headers, rows = _cell_table(comparison)
-    parts = [format_table(headers, rows, title=runs, markdown=markdown)]
+    parts = []
+    if comparison.configuration_changes:  # said first: it may explain every figure below
+        bullet = "- " if markdown else "  "
+        changes = "".join(f"\n{bullet}{change}" for change in comparison.configuration_changes)
+        parts.append("Configuration changed:" + changes)
+    parts.append(format_table(headers, rows, title=runs, markdown=markdown))
     if comparison.levels:
         parts.append(
             format_table(
@@ -669,6 +678,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "speed": None if c.speed is None else c.speed.name,
         "metrics": [m.name for m in c.metrics],
         "missing": list(c.missing),
+        "configuration_changes": list(c.configuration_changes),
         "only_a": list(c.only_a),
         "only_b": list(c.only_b),
         "cells": [

@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import math
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -62,7 +63,9 @@ def clean_text(value: object, secret: str | None = None) -> str | None:
         return None
     if secret:
         value = value.replace(secret, "***")
-    text = one_line(value)[:MAX_TEXT_CHARS]
+    # Bidi and other format characters (Cf) out too: they can make a line read as another.
+    shown = "".join(c for c in one_line(value) if unicodedata.category(c) not in ("Cf", "Cs"))
+    text = shown[:MAX_TEXT_CHARS]
     return text or None
 
 
@@ -108,12 +111,13 @@ async def _get(
             if response.status != 200:
                 return None
             data = await read_at_most(response.content, limit + 1)
-            encoding = response.get_encoding()
     except (aiohttp.ClientError, TimeoutError, OSError, ValueError):
         return None
     if len(data) > limit:
         return None
-    return data.decode(encoding, errors="replace")
+    # JSON and Prometheus text are UTF-8 by their specs; a charset a server names is not
+    # trusted (one that is no text encoding, or none at all, made aiohttp raise).
+    return data.decode("utf-8", errors="replace")
 
 
 def _json(body: str | None) -> object:
@@ -121,7 +125,7 @@ def _json(body: str | None) -> object:
         return None
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a body of 100,000 "["
         return None
 
 

@@ -25,7 +25,13 @@ from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.events import Event, GpuSample, RunStarted
 from nvfp4_tui.heap import TRIM_INTERVAL_S, release_free_heap
 from nvfp4_tui.profile import Profile
-from nvfp4_tui.provenance import configuration, gpu_identities, probe_servers, profile_sha256
+from nvfp4_tui.provenance import (
+    clean_text,
+    configuration,
+    gpu_identities,
+    probe_servers,
+    profile_sha256,
+)
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import new_run_id
 from nvfp4_tui.store.writer import PartWriteError, SnapshotWriter
@@ -190,6 +196,14 @@ class Session:
     async def _record_configuration(self, note: Callable[[str], None]) -> None:
         """Each endpoint's server, model, KV cache and GPU into the manifest; what cannot be
         learnt within the probes' timeouts stays None and the run goes on regardless."""
+        try:
+            await self._probe_configuration()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a hostile reply must never stop the run it describes
+            note(f"the run's configuration was not recorded: {clean_text(str(error))}")
+
+    async def _probe_configuration(self) -> None:
         endpoints = self.profile.endpoints
         async with aiohttp.ClientSession() as http:
             probed = await probe_servers(endpoints, http)
@@ -199,13 +213,9 @@ class Session:
             )
         except TimeoutError:
             gpus = {}
-        try:
-            await asyncio.to_thread(
-                self.writer.update_manifest,
-                {"configuration": configuration(endpoints, probed, gpus)},
-            )
-        except SnapshotError as error:
-            note(f"the run's configuration was not recorded: {error}")
+        await asyncio.to_thread(
+            self.writer.update_manifest, {"configuration": configuration(endpoints, probed, gpus)}
+        )
 
     async def _scrape_server_metrics(self, note: Callable[[str], None]) -> None:
         def on_status(status: MetricsStatus) -> None:

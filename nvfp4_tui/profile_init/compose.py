@@ -15,7 +15,7 @@ from typing import NoReturn
 
 import yaml
 
-from nvfp4_tui.profile_init.draft import EndpointDraft, an_id, safe_text, settle
+from nvfp4_tui.profile_init.draft import EndpointDraft, an_id, is_count, safe_text, settle
 from nvfp4_tui.tomlcheck import ConfigError
 
 _MAX_COMPOSE_BYTES = 4 * 1024 * 1024
@@ -36,7 +36,7 @@ class _Service:
 
     def __init__(self, path: Path, name: str, raw: YamlValue) -> None:
         self.path, self.name = path, name
-        self.key = f"services.{name}"
+        self.key = f"services.{safe_text(name)}"
         if not isinstance(raw, dict):
             self.fail("", "expected a mapping of service settings")
         self.raw: dict[str, YamlValue] = raw
@@ -94,7 +94,7 @@ class _Service:
         if found is None:
             return None
         value, key = found
-        if not (value.strip().isdigit() and minimum <= int(value) <= maximum):
+        if not (is_count(value.strip()) and minimum <= int(value) <= maximum):
             self.fail(key, f"expected an integer from {minimum} to {maximum}, got {value!r}")
         return int(value)
 
@@ -124,7 +124,7 @@ class _Service:
                 # "HOST:CONTAINER", "IP:HOST:CONTAINER" or "CONTAINER", each maybe "/tcp".
                 parts = str(entry).split("/")[0].split(":")
                 target, host = parts[-1], parts[-2] if len(parts) > 1 else parts[-1]
-            if not (str(target).isdigit() and str(host).isdigit()):
+            if not (is_count(str(target)) and is_count(str(host))):
                 self.fail(f".ports[{i}]", f"expected HOST:CONTAINER port numbers, got {entry!r}")
             mapping[int(str(target))] = int(str(host))
         return mapping
@@ -162,7 +162,7 @@ class _Service:
 
 def _gpu(service: _Service, notes: list[str]) -> int | str:
     gpus = service.gpus()
-    if len(gpus) == 1 and gpus[0].isdigit():
+    if len(gpus) == 1 and is_count(gpus[0]):
         return int(gpus[0])
     if len(gpus) == 1 and gpus[0].startswith(("GPU-", "MIG-")):
         return safe_text(gpus[0])
@@ -170,7 +170,7 @@ def _gpu(service: _Service, notes: list[str]) -> int | str:
         # One pane per endpoint shows one GPU; tensor-parallel peers are noted, not shown.
         notes.append(f"serves from GPUs {safe_text(','.join(gpus))}; the profile names the first")
         first = gpus[0]
-        return int(first) if first.isdigit() else "auto"
+        return int(first) if is_count(first) else "auto"
     return "auto"
 
 
@@ -234,6 +234,8 @@ def _read(path: Path) -> YamlValue:
         raise ConfigError([f"{path}: cannot read: {e}"]) from None
     try:
         document = yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError([f"{path}: nested too deeply to be a compose file"]) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""

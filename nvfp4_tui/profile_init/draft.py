@@ -28,6 +28,12 @@ _NOT_IN_AN_ID = re.compile(r"[^A-Za-z0-9_.-]+")
 _TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f"}
 
 
+def is_count(text: str) -> bool:
+    """Whether ``text`` is a plain decimal number a port or a GPU index can be: ``isdigit``
+    alone takes "²" (which ``int`` refuses) and numbers of thousands of digits."""
+    return text.isascii() and text.isdecimal() and len(text) <= 10
+
+
 def safe_text(raw: object) -> str:
     """Outside text as one printable line: no escapes, controls, bidi or other format
     characters (``Cf``, which can reorder how a line reads), at most 200 characters."""

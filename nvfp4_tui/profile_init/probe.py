@@ -18,8 +18,9 @@ from urllib.parse import urlparse
 import aiohttp
 
 from nvfp4_tui.profile import Endpoint
-from nvfp4_tui.profile_init.draft import EndpointDraft, an_id, safe_text, settle
+from nvfp4_tui.profile_init.draft import EndpointDraft, an_id, is_count, safe_text, settle
 from nvfp4_tui.telemetry.nvml import NvmlSource, TelemetryUnavailable, resolve_gpu
+from nvfp4_tui.telemetry.prometheus import read_at_most
 from nvfp4_tui.tomlcheck import ConfigError
 
 MAX_ADDRESSES = 4096  # e.g. 16 hosts x 256 ports; past it a typo probes half the internet
@@ -52,7 +53,7 @@ def parse_ports(text: str) -> list[int]:
     ports: dict[int, None] = {}
     for part in (p.strip() for p in text.split(",")):
         low, _, high = part.partition("-")
-        if not (low.isdigit() and (not high or high.isdigit())):
+        if not (is_count(low) and (not high or is_count(high))):
             raise ConfigError([f"--ports: expected ports such as 8000-8031,9000, got {part!r}"])
         first, last = int(low), int(high or low)
         if not 1 <= first <= last <= 65535:
@@ -83,8 +84,12 @@ async def _get_json(session: aiohttp.ClientSession, url: str) -> Any:
         async with session.get(url, allow_redirects=False) as response:
             if response.status != 200:
                 return None
-            return json.loads(await response.content.read(_MAX_REPLY_BYTES))
-    except (aiohttp.ClientError, OSError, TimeoutError, ValueError):
+            # The whole body (``read(n)`` gives what is buffered, which may be half of it).
+            data = await read_at_most(response.content, _MAX_REPLY_BYTES + 1)
+        if len(data) > _MAX_REPLY_BYTES:
+            return None
+        return json.loads(data)
+    except (aiohttp.ClientError, OSError, TimeoutError, ValueError, RecursionError):
         return None
 
 

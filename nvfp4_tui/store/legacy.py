@@ -454,7 +454,7 @@ def recorded_in_flight(manifest: dict[str, Any]) -> dict[int, tuple[int, ...]]:
     return {
         int(level): tuple(n for n in counts if isinstance(n, int) and not isinstance(n, bool))
         for level, counts in table.items()
-        if level.isdigit() and isinstance(counts, list)
+        if level.isascii() and level.isdecimal() and len(level) <= 6 and isinstance(counts, list)
     }
 
 

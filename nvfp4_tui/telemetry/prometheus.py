@@ -364,7 +364,8 @@ class PrometheusScraper:
             return None
         try:
             # A vLLM body is tens of kB: parse it off the loop so it never delays other I/O.
-            body = data.decode(response.get_encoding(), errors="replace")
+            # UTF-8 by the exposition format's spec: a charset a server names is not trusted.
+            body = data.decode("utf-8", errors="replace")
             snapshot = await asyncio.to_thread(parse_metrics, body)
         except NotPrometheusText as exc:
             delta.forget()

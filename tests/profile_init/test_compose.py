@@ -125,6 +125,15 @@ def test_anchors_and_merge_keys_are_read(tmp_path: Path) -> None:
         (None, "docker-compose.yml: file not found"),
         ("services:\n  a: [1, 2\n", "docker-compose.yml: line 3: expected ',' or ']'"),
         (BILLION_LAUGHS, "docker-compose.yml: too large or too deeply nested"),
+        ("[" * 100_000, "docker-compose.yml: nested too deeply to be a compose file"),
+        (
+            "services:\n  a:\n    environment: [MODEL_PATH=/m/x, PORT=80²]\n",
+            "docker-compose.yml: services.a.environment.PORT: expected an integer from 1 to 65535",
+        ),
+        (
+            'services:\n  "a\\e]0;owned\\a":\n    environment: [MODEL_PATH=/m/x]\n',
+            "docker-compose.yml: services.a.environment.PORT: missing",  # the escape dropped
+        ),
         ("version: '3'\n", "docker-compose.yml: services: missing"),
         (
             "services:\n  a:\n    environment: [MODEL_PATH=/m/x]\n",

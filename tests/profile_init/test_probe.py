@@ -9,12 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.cli import DEMO_PROFILE
 from nvfp4_tui.profile import load_profile
 from nvfp4_tui.profile_init import init_profile
-from nvfp4_tui.profile_init.probe import addresses, parse_ports
+from nvfp4_tui.profile_init.probe import addresses, parse_ports, probe
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.suites import load_suites
 from nvfp4_tui.tomlcheck import ConfigError
@@ -94,8 +95,33 @@ def test_ports_and_addresses() -> None:
         "http://[::1]:8000",
         "http://h:1",
     ]
-    for bad in ("80-70", "x", "0", "1-65535"):
+    for bad in ("80-70", "x", "0", "1-65535", "²", "9" * 5000):
         with pytest.raises(ConfigError, match="--ports"):
             parse_ports(bad)
     with pytest.raises(ConfigError, match="expected an http"):
         addresses([], [], ["ftp://h"])
+
+
+async def test_a_model_list_arriving_in_pieces_is_read_whole() -> None:
+    # A proxy that chunks, or a list over one read's worth: the body comes in two writes.
+    async def models(request: web.Request) -> web.StreamResponse:
+        reply = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await reply.prepare(request)
+        await reply.write(b'{"object": "list", "data": [{"id": "cur')
+        await asyncio.sleep(0.05)
+        await reply.write(b'rent", "max_model_len": 4096}]}')
+        await reply.write_eof()
+        return reply
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        (found,) = await probe([f"http://127.0.0.1:{port}"])
+    finally:
+        await runner.cleanup()
+    assert [model.id for model in found.models] == ["current"]

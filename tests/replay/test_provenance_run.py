@@ -85,6 +85,10 @@ async def test_manifest_says_what_each_endpoint_ran(
     assert out.startswith(f"Configuration changed:\n  kv_cache_dtype: fp8 → auto on {where}\n")
     assert main(["compare", str(tmp_path / "auto"), str(tmp_path / "auto")]) == 0
     assert "Configuration changed" not in capsys.readouterr().out
+    # For scripts the change is a key, and the output stays one JSON object.
+    assert main(["compare", str(tmp_path / "fp8"), str(tmp_path / "auto"), "--format", "json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["configuration_changes"] == [f"kv_cache_dtype: fp8 → auto on {where}"]
     assert main(["report", str(tmp_path / "fp8")]) == 0
     assert "Configuration" in capsys.readouterr().out
 

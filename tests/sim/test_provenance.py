@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import aiohttp
+from aiohttp import web
 
 from nvfp4_tui.provenance import probe_servers
 from nvfp4_tui.sim.server import MAX_MODEL_LEN, SIM_SERVER_VERSION
@@ -45,3 +46,38 @@ async def test_sim_serves_version_models_and_cache_config(
     assert probed["fp8"]["cache_config"]["cache_dtype"] == "fp8"
     assert probed["auto"]["cache_config"]["cache_dtype"] == "auto"
     assert probed["auto"]["cache_config"]["block_size"] == "16"
+
+
+async def test_odd_and_hostile_replies_leave_nulls_and_never_raise(
+    session: aiohttp.ClientSession,
+) -> None:
+    # A page with no charset, a charset that is no text encoding, JSON nested 100,000 deep:
+    # each once made the probe raise, and with it the run it describes.
+    async def models(_: web.Request) -> web.Response:
+        return web.Response(body=b"<html>not here</html>", headers={"Content-Type": "text/html"})
+
+    async def version(_: web.Request) -> web.Response:
+        return web.Response(body=b"[" * 100_000, content_type="application/json")
+
+    async def metrics(_: web.Request) -> web.Response:
+        body = b'vllm:cache_config_info{cache_dtype="fp8\xe2\x80\xae"} 1\n'
+        return web.Response(body=body, headers={"Content-Type": "text/plain; charset=base64"})
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    app.router.add_get("/version", version)
+    app.router.add_get("/metrics", metrics)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        endpoint = make_endpoint("odd").with_url(f"http://127.0.0.1:{port}")
+        probed = await probe_servers([endpoint], session, timeout_s=5.0)
+    finally:
+        await runner.cleanup()
+    entry = probed["odd"]
+    assert entry["server_version"] is None and entry["model_root"] is None
+    # The label is kept, its bidi override dropped.
+    assert entry["cache_config"]["cache_dtype"] == "fp8"
