@@ -17,6 +17,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import aiohttp
 
@@ -262,12 +263,9 @@ class Runner:
         self.emit(record)
         failed = record.status == "error"
         self.emit(
-            PhaseFinished(
-                t=time.time(),
-                endpoint_id=endpoint.id,
-                suite=plan.suite,
-                concurrency=plan.concurrency,
-                phase_index=phase.index,
+            _phase_finished(
+                endpoint.id,
+                phase,
                 requests=1,
                 errors=int(failed),
                 output_tokens=0 if failed else record.tokens_out or 0,
@@ -348,12 +346,9 @@ class Runner:
         if run.sweep is not None and plan.sweep and step_ends:
             rule = stop_rule(tracker.points(), run.sweep, tracker.targets)
         self.emit(
-            PhaseFinished(
-                t=time.time(),
-                endpoint_id=endpoint.id,
-                suite=plan.suite,
-                concurrency=plan.concurrency,
-                phase_index=phase.index,
+            _phase_finished(
+                endpoint.id,
+                phase,
                 requests=totals["requests"],
                 errors=totals["errors"],
                 output_tokens=totals["tokens"],
@@ -602,6 +597,19 @@ class Runner:
                 )
             )
             last_t, last = now, (tokens, decode_tokens, decode_s)
+
+
+def _phase_finished(endpoint_id: str, phase: Phase, **totals: Any) -> PhaseFinished:
+    """The PhaseFinished of ``phase`` now, with what it counted (``totals``)."""
+    plan = phase.plan
+    return PhaseFinished(
+        t=time.time(),
+        endpoint_id=endpoint_id,
+        suite=plan.suite,
+        concurrency=plan.concurrency,
+        phase_index=phase.index,
+        **totals,
+    )
 
 
 def _stops(limits: PhaseLimits, gate: EndpointGate) -> str | None:
