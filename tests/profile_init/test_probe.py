@@ -19,6 +19,7 @@ from nvfp4_tui.profile_init.probe import addresses, parse_ports, probe
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.suites import load_suites
 from nvfp4_tui.tomlcheck import ConfigError
+from tests.bench.scripted_server import serve
 from tests.telemetry.fakes import FakeGpu, install_fake_nvml
 
 # A model id as hostile as a server could send: a quote, a table header, a newline, a colour
@@ -113,15 +114,6 @@ async def test_a_model_list_arriving_in_pieces_is_read_whole() -> None:
         await reply.write_eof()
         return reply
 
-    app = web.Application()
-    app.router.add_get("/v1/models", models)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        (found,) = await probe([f"http://127.0.0.1:{port}"])
-    finally:
-        await runner.cleanup()
+    async with serve(models, {"/v1/models": models}) as server:  # no chat is asked for
+        (found,) = await probe([server.url])
     assert [model.id for model in found.models] == ["current"]

@@ -8,6 +8,7 @@ from aiohttp import web
 from nvfp4_tui.provenance import probe_servers
 from nvfp4_tui.sim.server import MAX_MODEL_LEN, SIM_SERVER_VERSION
 from nvfp4_tui.telemetry.prometheus import CACHE_CONFIG_INFO, info_labels
+from tests.bench.scripted_server import serve
 from tests.sim.conftest import FleetFactory
 from tests.sim.simclient import MODEL, make_endpoint
 
@@ -63,20 +64,10 @@ async def test_odd_and_hostile_replies_leave_nulls_and_never_raise(
         body = b'vllm:cache_config_info{cache_dtype="fp8\xe2\x80\xae"} 1\n'
         return web.Response(body=body, headers={"Content-Type": "text/plain; charset=base64"})
 
-    app = web.Application()
-    app.router.add_get("/v1/models", models)
-    app.router.add_get("/version", version)
-    app.router.add_get("/metrics", metrics)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        endpoint = make_endpoint("odd").with_url(f"http://127.0.0.1:{port}")
+    routes = {"/v1/models": models, "/version": version, "/metrics": metrics}
+    async with serve(models, routes) as server:  # no chat is asked for
+        endpoint = make_endpoint("odd").with_url(server.url)
         probed = await probe_servers([endpoint], session, timeout_s=5.0)
-    finally:
-        await runner.cleanup()
     entry = probed["odd"]
     assert entry["server_version"] is None and entry["model_root"] is None
     # The label is kept, its bidi override dropped.
