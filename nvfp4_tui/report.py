@@ -362,7 +362,7 @@ def summary_tables(board: Board, score_name: str) -> list[Table]:
                         "—",
                         "—",
                     ]
-                    if route.endpoint_id is None
+                    if route.too_few
                     else [
                         route.suite,
                         labels.get(route.endpoint_id, route.endpoint_id),

@@ -21,15 +21,6 @@ SCORE_CYCLE = (VERIFIED, HEURISTIC, JUDGE)
 DEFAULT_SCORE = VERIFIED
 
 
-def score_column(label: str) -> str:
-    """``verified`` -> ``score_verified``; raises ValueError for a score we do not keep."""
-    column = f"score_{label}"
-    if column not in SCORE_NAMES:
-        known = ", ".join(SCORE_LABELS[name] for name in SCORE_CYCLE)
-        raise ValueError(f"score must be one of {known}, got {label!r}")
-    return column
-
-
 def shown_score(has_scores: Callable[[str], bool], wanted: str = DEFAULT_SCORE) -> str:
     """The score to show when ``wanted`` is asked for: verified falls back to heuristic for a
     run that has heuristic scores and no verified ones."""

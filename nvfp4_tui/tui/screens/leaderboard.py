@@ -221,7 +221,7 @@ class LeaderboardScreen(StateScreen):
             table.add_column(label, key=key)
         for route in route_by_task(board, score_name):
             ci = route.best_ci95
-            if route.endpoint_id is None or route.best_id is None:
+            if route.endpoint_id is None or route.best_id is None:  # too few answers
                 table.add_row(
                     Text(route.suite),
                     Text(
