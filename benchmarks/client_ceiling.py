@@ -45,7 +45,7 @@ from nvfp4_tui.bench.client import (
 )
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sse import SseParser
-from nvfp4_tui.profile import Endpoint, load_profile
+from nvfp4_tui.config.profile import Endpoint, load_profile
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import expected_ttft_s
 from nvfp4_tui.sim.tokens import count_prompt_tokens

@@ -30,7 +30,7 @@ from harness import Target, fmt, median, percentile
 
 from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Timeouts
 from nvfp4_tui.cli import DEMO_PROFILE
-from nvfp4_tui.profile import Endpoint, Profile, load_profile, with_urls
+from nvfp4_tui.config.profile import Endpoint, Profile, load_profile, with_urls
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import decode_tps_at, expected_ttft_s
 from nvfp4_tui.sim.tokens import count_prompt_tokens

@@ -22,7 +22,7 @@ from typing import Any
 
 import aiohttp
 
-from nvfp4_tui.tables import format_table
+from nvfp4_tui.output.tables import format_table
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO_ROOT / "benchmarks" / "results"

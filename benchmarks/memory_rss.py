@@ -26,12 +26,12 @@ from harness import Target, fmt
 
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.cli import DEMO_PROFILE
-from nvfp4_tui.events import Event, RequestFinished
-from nvfp4_tui.launch import telemetry_for_run
-from nvfp4_tui.profile import load_profile, with_overrides, with_urls
+from nvfp4_tui.config.profile import load_profile, with_overrides, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.events import Event, RequestFinished
+from nvfp4_tui.core.state import FleetState
+from nvfp4_tui.launch.run import telemetry_for_run
 from nvfp4_tui.sim.process import SimProcess
-from nvfp4_tui.state import FleetState
-from nvfp4_tui.suites import load_suites
 
 NAME = "memory"
 TARGET_SLOPE_MIB_PER_MIN = 1.0
@@ -204,7 +204,7 @@ NOTES = [
     "RSS is this process's resident memory (/proc/self/statm): runner, client, snapshot writer "
     "(polars), telemetry samplers and FleetState; the simulator and the code sandbox run in "
     "their own processes and are not counted.",
-    "The session hands the C heap's free pages back every 10 s (nvfp4_tui.heap): without it "
+    "The session hands the C heap's free pages back every 10 s (nvfp4_tui.bench.heap): without it "
     "glibc keeps the holes that freed buffers leave in its main heap resident, and RSS climbs "
     "with every new suite while the memory in use stays flat.",
     "With time_scale 20 the simulated fleet asks for twenty times its token rate; on a small "

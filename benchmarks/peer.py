@@ -22,7 +22,7 @@ import harness
 from harness import Target
 
 from nvfp4_tui.cli import DEMO_PROFILE
-from nvfp4_tui.profile import load_profile
+from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import decode_tps_at, expected_ttft_s
 
@@ -59,7 +59,7 @@ def run(quick: bool) -> dict[str, Any]:
             "skipped": True,
             "reason": "guidellm is not installed (it pulls torch; this benchmark does not "
             "install it). To compare by hand: pip install guidellm, serve the demo fleet with "
-            "`nvfp4-tui sim nvfp4_tui/data/profiles/demo.toml`, then `guidellm benchmark --target URL "
+            "`nvfp4-tui sim nvfp4_tui/config/data/profiles/demo.toml`, then `guidellm benchmark --target URL "
             f"--rate-type concurrent --rate {CONCURRENCY} --data "
             f'"prompt_tokens={PROMPT_TOKENS},output_tokens={OUTPUT_TOKENS}"`.',
         }

@@ -33,7 +33,8 @@ import harness
 import polars as pl
 from harness import Target
 
-from nvfp4_tui.events import (
+from nvfp4_tui.config.profile import SimSpec
+from nvfp4_tui.core.events import (
     EndpointInfo,
     PhaseFinished,
     PhasePlan,
@@ -42,12 +43,11 @@ from nvfp4_tui.events import (
     RunFinished,
     RunStarted,
 )
-from nvfp4_tui.profile import SimSpec
-from nvfp4_tui.report import leaderboard_rows, render
+from nvfp4_tui.core.state import FleetState
+from nvfp4_tui.output.report import leaderboard_rows, render
 from nvfp4_tui.sim.answers import ChatRequest, compose
 from nvfp4_tui.sim.tokens import split_tokens
 from nvfp4_tui.sources.replay import ReplaySource
-from nvfp4_tui.state import FleetState
 from nvfp4_tui.store.manifest import build_manifest, new_run_id, utc_now_iso, write_manifest
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.schema import SCHEMAS, TS_DTYPE, events_to_frame, frame_to_events

@@ -10,13 +10,14 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from nvfp4_tui import __version__, exit_codes
-from nvfp4_tui.tomlcheck import ConfigError
+from nvfp4_tui import __version__
+from nvfp4_tui.config import DEMO_PROFILE
+from nvfp4_tui.config.tomlcheck import ConfigError
+from nvfp4_tui.core import exit_codes
 
 # A simulator clock this many times real time still times tokens to the millisecond.
 MAX_TIME_SCALE = 1000.0
 # Shipped in the package, so that `demo` works from any directory of any install.
-DEMO_PROFILE = Path(__file__).resolve().parent / "data" / "profiles" / "demo.toml"
 DEFAULT_OUT = Path("snapshots")
 
 
@@ -168,7 +169,7 @@ FULL_DEMO_REQUESTS = 2
 
 def _load_profile(args: argparse.Namespace):
     """The profile with the command line's overrides; a bad profile or ``--out`` is exit 2."""
-    from nvfp4_tui.profile import load_profile, with_overrides
+    from nvfp4_tui.config.profile import load_profile, with_overrides
 
     profile = load_profile(args.profile)
     _check_out(args.out)
@@ -188,14 +189,14 @@ def _load_profile(args: argparse.Namespace):
 
 def cmd_run(args: argparse.Namespace) -> int:
     profile = _load_profile(args)
-    from nvfp4_tui.launch import run_profile
+    from nvfp4_tui.launch.run import run_profile
 
     return run_profile(profile, args.out, headless=args.headless, json_lines=args.json)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     profile = _load_profile(args)
-    from nvfp4_tui.launch import run_demo
+    from nvfp4_tui.launch.run import run_demo
 
     return run_demo(
         profile,
@@ -208,7 +209,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
-    from nvfp4_tui.profile import load_profile
+    from nvfp4_tui.config.profile import load_profile
     from nvfp4_tui.sim.fleet import serve_forever
 
     return serve_forever(
@@ -217,7 +218,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
 
 def cmd_gpus(args: argparse.Namespace) -> int:
-    from nvfp4_tui.profile import load_profile
+    from nvfp4_tui.config.profile import load_profile
     from nvfp4_tui.telemetry.gpus_command import gpus_command
 
     return gpus_command(load_profile(args.profile) if args.profile else None)
@@ -337,7 +338,7 @@ def _run_source_ui(source, title: str) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     def replay() -> int:
-        from nvfp4_tui.report import render_snapshot
+        from nvfp4_tui.output.report import render_snapshot
         from nvfp4_tui.sources.replay import ReplaySource
         from nvfp4_tui.store.reader import open_snapshot
 
@@ -360,8 +361,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 async def _follow_headless(source, json_lines: bool) -> None:
     import asyncio
 
-    from nvfp4_tui.launch import PhasePrinter
-    from nvfp4_tui.pane_json import PaneJsonLines
+    from nvfp4_tui.launch.run import PhasePrinter
+    from nvfp4_tui.output.pane_json import PaneJsonLines
 
     panes = PaneJsonLines() if json_lines else None
     # With --json the human lines still go out, on stderr.
@@ -386,7 +387,7 @@ def cmd_follow(args: argparse.Namespace) -> int:
     def follow() -> int:
         import asyncio
 
-        from nvfp4_tui.report import render
+        from nvfp4_tui.output.report import render
         from nvfp4_tui.sources.follow import FollowSource, find_newest_running
         from nvfp4_tui.store.manifest import read_manifest
 
@@ -412,7 +413,7 @@ def cmd_follow(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     def export() -> int:
-        from nvfp4_tui.store.export import export_snapshot
+        from nvfp4_tui.output.export import export_snapshot
 
         for path in export_snapshot(args.snapshot, args.format, args.out):
             print(path)
@@ -423,7 +424,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     def report() -> int:
-        from nvfp4_tui.report import render
+        from nvfp4_tui.output.report import render
 
         print(render(args.snapshot, args.format))
         return 0
@@ -458,13 +459,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     def compare() -> int:
-        from nvfp4_tui.compare import compare_snapshots, render_comparison
+        from nvfp4_tui.output.compare import compare_snapshots, render_comparison
         from nvfp4_tui.store.reader import open_snapshot
 
         a, b = open_snapshot(args.a), open_snapshot(args.b)
         comparison = compare_snapshots(a, b, score=args.score)
         if args.ui:
-            from nvfp4_tui.tui.launch import run_compare_ui
+            from nvfp4_tui.launch.ui import run_compare_ui
 
             return run_compare_ui(comparison)
         print(render_comparison(comparison, args.format))
@@ -484,7 +485,7 @@ def cmd_run_or_detach(args: argparse.Namespace) -> int:
         return cmd_run(args)
     if args.headless:
         raise UsageError("--detach and --headless: choose one (a detached run has no terminal)")
-    from nvfp4_tui.detach import DetachError, detach_run, print_detached
+    from nvfp4_tui.launch.detach import DetachError, detach_run, print_detached
 
     try:
         print_detached(detach_run(_load_profile(args), args.out))
@@ -500,7 +501,7 @@ def cmd_demo_or_detach(args: argparse.Namespace) -> int:
         return cmd_demo(args)
     if args.headless:
         raise UsageError("--detach and --headless: choose one (a detached run has no terminal)")
-    from nvfp4_tui.detach import DetachError, detach_demo, print_detached
+    from nvfp4_tui.launch.detach import DetachError, detach_demo, print_detached
 
     try:
         detached = detach_demo(

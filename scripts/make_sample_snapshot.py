@@ -23,15 +23,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from nvfp4_tui.bench.session import Session
-from nvfp4_tui.launch import PhasePrinter, telemetry_for_run
-from nvfp4_tui.profile import load_profile, with_urls
-from nvfp4_tui.report import render
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.launch.run import PhasePrinter, telemetry_for_run
+from nvfp4_tui.output.report import render
 from nvfp4_tui.sim.process import SimProcess
-from nvfp4_tui.suites import load_suites
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILE = Path(
-    "nvfp4_tui/data/profiles/demo.toml"
+    "nvfp4_tui/config/data/profiles/demo.toml"
 )  # relative: the manifest names no machine's paths
 OUT_ROOT = Path("snapshots")
 SAMPLE_ID = "sample-demo"

@@ -15,11 +15,11 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from nvfp4_tui.events import Event, RequestFinished, RunFinished, RunStarted
-from nvfp4_tui.sources.fixed import FixedSource
+from nvfp4_tui.core.events import Event, RequestFinished, RunFinished, RunStarted
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui.app import FleetApp
-from nvfp4_tui.tui.sample_app import settle
+from tests.support.fixed_source import FixedSource
+from tests.support.sample_app import settle
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "snapshots" / "sample-demo"

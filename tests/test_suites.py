@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from nvfp4_tui.suites import (
-    BUILTIN_SUITES,
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.suites import (
     ConfigError,
     ExpectedCall,
     Prompt,
@@ -408,7 +408,7 @@ def test_a_profiles_own_suites_add_to_and_replace_the_built_in_ones(tmp_path):
 def test_a_profile_in_a_folder_of_its_own_runs_with_the_built_in_suites(tmp_path):
     from pathlib import Path
 
-    from nvfp4_tui.profile import load_profile
+    from nvfp4_tui.config.profile import load_profile
 
     fleet = Path(__file__).parents[1] / "profiles" / "nvfp4-7gpu.toml"
     own = tmp_path / "mine" / "fleet.toml"

@@ -33,7 +33,7 @@ import aiohttp
 import orjson
 
 from nvfp4_tui.bench.sse import SseError, SseParser
-from nvfp4_tui.events import ErrorKind, RequestStatus
+from nvfp4_tui.core.events import ErrorKind, RequestStatus
 
 if TYPE_CHECKING:
     from nvfp4_tui.bench.progress import TokenMeter

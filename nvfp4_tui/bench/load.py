@@ -19,9 +19,9 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from nvfp4_tui.events import PhasePlan
-from nvfp4_tui.profile import RunPlan
-from nvfp4_tui.slo import LATE_AFTER_S
+from nvfp4_tui.config.profile import RunPlan
+from nvfp4_tui.core.events import PhasePlan
+from nvfp4_tui.core.slo import LATE_AFTER_S
 
 OPEN_LOOP_SLOTS = 1024  # an open loop without max_concurrency still needs a pool size
 Limit = Literal["max_duration", "max_requests", "max_errors", "endpoint_down"]

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import Iterator
 
-from nvfp4_tui.stats import QuantileSketch
+from nvfp4_tui.core.stats import QuantileSketch
 
 # The probe's sleep. A stall of S seconds reads as at least S minus this (the probe may have been
 # due up to one interval after the stall began), so it bounds how much a stall is under-read; at

@@ -14,7 +14,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 
-from nvfp4_tui.events import EndpointStatus, EndpointStatusKind, Event, RequestFinished
+from nvfp4_tui.core.events import EndpointStatus, EndpointStatusKind, Event, RequestFinished
 
 Probe = Callable[[], Awaitable[tuple[bool, str]]]
 PROBE_FIRST_S = 0.5

@@ -41,7 +41,9 @@ from nvfp4_tui.bench.loop_lag import LoopLagMonitor
 from nvfp4_tui.bench.outage import EndpointGate
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sweep import describe_stop, load_levels, phase_plan, stop_rule
-from nvfp4_tui.events import (
+from nvfp4_tui.config.profile import Endpoint, Profile
+from nvfp4_tui.config.suites import Prompt, Suite
+from nvfp4_tui.core.events import (
     EndpointStatus,
     Event,
     PhaseFinished,
@@ -52,12 +54,10 @@ from nvfp4_tui.events import (
     RunStarted,
     TokenProgress,
 )
-from nvfp4_tui.profile import Endpoint, Profile
+from nvfp4_tui.core.slo import LoadTracker
 from nvfp4_tui.scoring.heuristic import score_answer
 from nvfp4_tui.scoring.judge import JudgeConfig, judge_answer
 from nvfp4_tui.scoring.verify import score_verified_async, split_reasoning
-from nvfp4_tui.slo import LoadTracker
-from nvfp4_tui.suites import Prompt, Suite
 
 Emit = Callable[[Event], None]
 PROGRESS_INTERVAL_S = 0.25

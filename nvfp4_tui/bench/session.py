@@ -20,22 +20,22 @@ from typing import Any
 
 import aiohttp
 
-from nvfp4_tui import exit_codes
-from nvfp4_tui.bench.runner import Emit, Runner
-from nvfp4_tui.events import Event, GpuSample, RunStarted
-from nvfp4_tui.heap import TRIM_INTERVAL_S, release_free_heap
-from nvfp4_tui.profile import Profile
-from nvfp4_tui.provenance import (
+from nvfp4_tui.bench.heap import TRIM_INTERVAL_S, release_free_heap
+from nvfp4_tui.bench.provenance import (
     clean_text,
     configuration,
     gpu_identities,
     probe_servers,
     profile_sha256,
 )
+from nvfp4_tui.bench.runner import Emit, Runner
+from nvfp4_tui.config.profile import Profile
+from nvfp4_tui.config.suites import Suite
+from nvfp4_tui.core import exit_codes
+from nvfp4_tui.core.events import Event, GpuSample, RunStarted
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import new_run_id
 from nvfp4_tui.store.writer import PartWriteError, SnapshotWriter
-from nvfp4_tui.suites import Suite
 from nvfp4_tui.telemetry.prometheus import MetricsStatus, PrometheusScraper, scrape_loop
 from nvfp4_tui.telemetry.sampler import GpuSampler
 from nvfp4_tui.telemetry.source import GpuSource
@@ -56,7 +56,7 @@ class SessionResult:
 
     @property
     def exit_code(self) -> int:
-        """The process's exit code for this run (``nvfp4_tui.exit_codes``)."""
+        """The process's exit code for this run (``nvfp4_tui.core.exit_codes``)."""
         if self.status == "complete":
             return exit_codes.OK
         return exit_codes.ALL_DOWN if self.every_endpoint_down else exit_codes.STOPPED
@@ -229,7 +229,7 @@ class Session:
 
 
 async def _release_heap_periodically() -> None:
-    """Keep a long run's resident memory at what it uses (see ``nvfp4_tui.heap``)."""
+    """Keep a long run's resident memory at what it uses (see ``nvfp4_tui.bench.heap``)."""
     while True:
         await asyncio.sleep(TRIM_INTERVAL_S)
         if not await asyncio.to_thread(release_free_heap):

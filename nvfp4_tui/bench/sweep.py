@@ -10,7 +10,7 @@ that fires ends that endpoint's sweep:
 - ``slo``: its SLO attainment fell below the target (only when the profile sets targets);
 - ``throughput``: aggregate throughput grew less than ``slo.KNEE_MIN_GAIN`` over the last step.
 
-The knee and the capacity at SLO are read from the same load points (``nvfp4_tui.slo``).
+The knee and the capacity at SLO are read from the same load points (``nvfp4_tui.core.slo``).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from nvfp4_tui.events import PhasePlan
-from nvfp4_tui.profile import RunPlan, SweepSpec
-from nvfp4_tui.slo import KNEE_MIN_GAIN, LoadPoint, SloTargets, throughput_gain
+from nvfp4_tui.config.profile import RunPlan, SweepSpec
+from nvfp4_tui.core.events import PhasePlan
+from nvfp4_tui.core.slo import KNEE_MIN_GAIN, LoadPoint, SloTargets, throughput_gain
 
 StopRule = Literal["errors", "slo", "throughput"]
 

@@ -22,12 +22,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from nvfp4_tui import exit_codes
 from nvfp4_tui.bench.session import Session
-from nvfp4_tui.events import Event, encode
-from nvfp4_tui.profile import Profile, load_profile, with_overrides, with_urls
+from nvfp4_tui.config.profile import Profile, load_profile, with_overrides, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core import exit_codes
+from nvfp4_tui.core.events import Event, encode
 from nvfp4_tui.store.manifest import SnapshotError
-from nvfp4_tui.suites import load_suites
 
 PIPE_FLUSH_S = 0.05
 PIPE_BACKLOG_MAX_BYTES = 64 * 1024 * 1024
@@ -168,7 +168,7 @@ def _stdin_is_pipe() -> bool:
 
 
 async def _main(spec: WorkerSpec, events_fd: int) -> int:
-    from nvfp4_tui.launch import down_summary, telemetry_for_run
+    from nvfp4_tui.launch.run import down_summary, telemetry_for_run
 
     profile, sources, messages = telemetry_for_run(spec.profile(), spec.gpu_telemetry)
     suites = load_suites(profile.suite_dirs, profile.run.suites)

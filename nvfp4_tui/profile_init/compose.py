@@ -15,8 +15,8 @@ from typing import NoReturn
 
 import yaml
 
+from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.profile_init.draft import EndpointDraft, an_id, is_count, safe_text, settle
-from nvfp4_tui.tomlcheck import ConfigError
 
 _MAX_COMPOSE_BYTES = 4 * 1024 * 1024
 # Values a compose file may hold once its aliases are written out: thousands for a large fleet.

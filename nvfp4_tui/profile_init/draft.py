@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from nvfp4_tui.profile import load_profile
-from nvfp4_tui.suites import BUILTIN_SUITES
-from nvfp4_tui.tomlcheck import ConfigError
-from nvfp4_tui.tui.plain_text import one_line
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.profile import load_profile
+from nvfp4_tui.config.tomlcheck import ConfigError
+from nvfp4_tui.core.plain_text import one_line
 
 # The seed's two load levels; a level above a server's max_num_seqs only queues in the server.
 SEED_CONCURRENCY = (1, 4)

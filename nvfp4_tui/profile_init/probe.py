@@ -17,11 +17,11 @@ from urllib.parse import urlparse
 
 import aiohttp
 
-from nvfp4_tui.profile import Endpoint
+from nvfp4_tui.config.profile import Endpoint
+from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.profile_init.draft import EndpointDraft, an_id, is_count, safe_text, settle
 from nvfp4_tui.telemetry.nvml import NvmlSource, TelemetryUnavailable, resolve_gpu
 from nvfp4_tui.telemetry.prometheus import read_at_most
-from nvfp4_tui.tomlcheck import ConfigError
 
 MAX_ADDRESSES = 4096  # e.g. 16 hosts x 256 ports; past it a typo probes half the internet
 PROBES_AT_ONCE = 32

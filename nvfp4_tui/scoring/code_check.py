@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
-from nvfp4_tui.scoring.checks import PromptCheck, parse_python
+from nvfp4_tui.config.checks import PromptCheck, parse_python
 from nvfp4_tui.scoring.sandbox import SandboxLimits, SandboxRun, run_hidden_tests
 
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([\w+-]*)")

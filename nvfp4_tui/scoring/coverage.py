@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from nvfp4_tui.scoring.checks import RequiredPart
+from nvfp4_tui.config.checks import RequiredPart
 
 _SPACES = re.compile(r"\s+")
 _MISSING_NAMES = 4  # named in the detail; the rest are counted

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from nvfp4_tui.suites import ExpectedCall, Prompt, Suite
+from nvfp4_tui.config.suites import ExpectedCall, Prompt, Suite
 
 # Subtracted from a tool-call score per call beyond the number expected.
 EXTRA_CALL_PENALTY = 0.25

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nvfp4_tui.scoring.checks import PromptCheck
+from nvfp4_tui.config.checks import PromptCheck
 from nvfp4_tui.scoring.coverage import coverage
 
 JAPANESE_SHARE_FULL = 0.9

@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nvfp4_tui.scoring.checks import MathAnswer, PromptCheck, RequiredPart
+from nvfp4_tui.config.checks import MathAnswer, PromptCheck, RequiredPart
 
 _NUM = (
     r"(?:(?<![\w)}\]])-)?(?<![\w.])"

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-from nvfp4_tui.scoring.checks import HiddenTests, parse_python
+from nvfp4_tui.config.checks import HiddenTests, parse_python
 
 SandboxKind = Literal["bwrap", "rlimit-only"]
 Outcome = Literal["passed", "failed", "timeout", "crashed", "not_run"]

@@ -19,8 +19,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from nvfp4_tui.config.suites import ExpectedCall, Prompt
 from nvfp4_tui.scoring.heuristic import meets
-from nvfp4_tui.suites import ExpectedCall, Prompt
 
 WRONG_CALL_PENALTY = 0.25
 _ERROR_CHARS = 120

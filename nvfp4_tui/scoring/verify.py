@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from nvfp4_tui.config.suites import Prompt, Suite
 from nvfp4_tui.scoring.code_check import score_code
 from nvfp4_tui.scoring.coverage import coverage
 from nvfp4_tui.scoring.heuristic import score_text
@@ -34,7 +35,6 @@ from nvfp4_tui.scoring.japanese import score_japanese
 from nvfp4_tui.scoring.math_check import score_math
 from nvfp4_tui.scoring.sandbox import SandboxLimits
 from nvfp4_tui.scoring.tool_check import score_tool_schema
-from nvfp4_tui.suites import Prompt, Suite
 
 VERIFY_WORKERS = 2
 _POOL = ThreadPoolExecutor(max_workers=VERIFY_WORKERS, thread_name_prefix="nvfp4-verify")

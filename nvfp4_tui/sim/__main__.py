@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from nvfp4_tui.profile import ConfigError, load_profile
+from nvfp4_tui.config.profile import ConfigError, load_profile
 from nvfp4_tui.sim.fleet import serve_forever
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any, Literal
 
-from nvfp4_tui.profile import SimSpec
+from nvfp4_tui.config.profile import SimSpec
 from nvfp4_tui.sim import codegen, designdoc, english, japanese, mathsteps
 from nvfp4_tui.sim.tokens import count_tokens, message_text, split_tokens
 from nvfp4_tui.sim.toolcalls import ToolCall, make_calls, pick_tools

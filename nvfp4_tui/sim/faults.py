@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from random import Random
 from typing import Any
 
-from nvfp4_tui.profile import FaultSpec
+from nvfp4_tui.config.profile import FaultSpec
 
 HTTP_STATUSES = (400, 404, 422, 429, 500, 503)
 DEFAULT_HTTP_STATUS = 500

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from urllib.parse import urlparse
 
-from nvfp4_tui.profile import Endpoint, FaultSpec, Profile
+from nvfp4_tui.config.profile import Endpoint, FaultSpec, Profile
 from nvfp4_tui.sim.load import DEFAULT_MAX_NUM_SEQS
 from nvfp4_tui.sim.server import SimEndpoint
 from nvfp4_tui.sim.timer import new_punctual_loop

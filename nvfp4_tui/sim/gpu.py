@@ -15,7 +15,7 @@ from collections.abc import Callable
 from random import Random
 from typing import Any
 
-from nvfp4_tui.profile import SimSpec
+from nvfp4_tui.config.profile import SimSpec
 
 POWER_TAU_S = 1.0
 TEMPERATURE_TAU_S = 30.0

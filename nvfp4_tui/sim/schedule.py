@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from nvfp4_tui.profile import SimSpec
+from nvfp4_tui.config.profile import SimSpec
 
 
 def concurrency_factor(curve: Sequence[tuple[int, float]], concurrency: int) -> float:

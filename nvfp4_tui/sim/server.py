@@ -28,7 +28,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from nvfp4_tui import __version__
-from nvfp4_tui.profile import Endpoint, FaultSpec
+from nvfp4_tui.config.profile import Endpoint, FaultSpec
 from nvfp4_tui.sim.answers import Answer, ChatRequest, Piece, compose
 from nvfp4_tui.sim.faults import FaultPlan, draw_faults, faults_from_json, faults_to_json
 from nvfp4_tui.sim.gpu import SimGpu

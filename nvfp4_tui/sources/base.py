@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from nvfp4_tui.events import Event
+from nvfp4_tui.core.events import Event
 
 
 class EventSource(Protocol):

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from nvfp4_tui.events import Event
+from nvfp4_tui.core.events import Event
 from nvfp4_tui.store.manifest import MANIFEST_NAME, SnapshotError, read_manifest
 from nvfp4_tui.store.reader import SnapshotTail
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from nvfp4_tui.bench.worker import WorkerSpec
-from nvfp4_tui.events import Event, decode
+from nvfp4_tui.core.events import Event, decode
 
 STOP_WAIT_S = 20.0
 

@@ -38,8 +38,8 @@ from typing import Any
 
 import polars as pl
 
-from nvfp4_tui.events import Event, RequestFinished, RunFinished, RunStarted
-from nvfp4_tui.state import HISTORY_LEN, SamplesSkipped
+from nvfp4_tui.core.events import Event, RequestFinished, RunFinished, RunStarted
+from nvfp4_tui.core.state import HISTORY_LEN, SamplesSkipped
 from nvfp4_tui.store.reader import Snapshot, open_snapshot, sorted_rows
 from nvfp4_tui.store.schema import EVENTS_TABLE, TABLES, frame_to_events
 

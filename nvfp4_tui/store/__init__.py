@@ -1,1 +1,1 @@
-"""Snapshots on disk: writer, reader, follower, replayer, exporters, legacy importer."""
+"""Snapshots on disk: the writer, the reader and tail, the schema, the manifest, the legacy importer."""

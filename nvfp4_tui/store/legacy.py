@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     SUSPECT_ERROR_KIND,
     EndpointInfo,
     ErrorKind,

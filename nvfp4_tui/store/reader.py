@@ -23,8 +23,8 @@ from typing import Any
 
 import polars as pl
 
-from nvfp4_tui.events import Event, RunStarted, decode
-from nvfp4_tui.slo import LoadTracker
+from nvfp4_tui.core.events import Event, RunStarted, decode
+from nvfp4_tui.core.slo import LoadTracker
 from nvfp4_tui.store.manifest import (
     SnapshotError,
     check_run_id,

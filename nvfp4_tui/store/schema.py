@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-from nvfp4_tui import events
-from nvfp4_tui.events import (
+from nvfp4_tui.core import events
+from nvfp4_tui.core.events import (
     EndpointStatus,
     Event,
     GpuSample,

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from nvfp4_tui.events import Event
+from nvfp4_tui.core.events import Event
 from nvfp4_tui.store.manifest import (
     SnapshotError,
     build_manifest,

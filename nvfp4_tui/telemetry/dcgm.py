@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from nvfp4_tui.events import GpuSample
+from nvfp4_tui.core.events import GpuSample
 from nvfp4_tui.telemetry.prometheus import MAX_METRICS_BYTES
 
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import aiohttp
 
-from nvfp4_tui.events import GpuSample, ServerSample
-from nvfp4_tui.profile import Endpoint, Profile
+from nvfp4_tui.config.profile import Endpoint, Profile
+from nvfp4_tui.core.events import GpuSample, ServerSample
 from nvfp4_tui.telemetry.dcgm import DcgmSource, DcgmUnavailable
 from nvfp4_tui.telemetry.nvml import NvmlSource, TelemetryUnavailable, resolve_gpu
 from nvfp4_tui.telemetry.prometheus import MetricsStatus, PrometheusScraper

@@ -19,8 +19,8 @@ from types import ModuleType
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
-from nvfp4_tui.events import GpuSample
-from nvfp4_tui.profile import Endpoint
+from nvfp4_tui.config.profile import Endpoint
+from nvfp4_tui.core.events import GpuSample
 from nvfp4_tui.telemetry.source import GpuIdentity
 
 _MIB = 1024 * 1024

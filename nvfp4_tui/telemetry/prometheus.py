@@ -29,8 +29,8 @@ from typing import Literal
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from nvfp4_tui.events import ServerSample
-from nvfp4_tui.profile import Endpoint
+from nvfp4_tui.config.profile import Endpoint
+from nvfp4_tui.core.events import ServerSample
 
 # A vLLM /metrics body is tens of kB and a DCGM exporter's a few hundred; past this, something
 # other than a metrics endpoint is answering and its body is not worth the memory.

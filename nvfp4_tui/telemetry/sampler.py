@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from nvfp4_tui.events import GpuSample
-from nvfp4_tui.profile import Endpoint, Profile
+from nvfp4_tui.config.profile import Endpoint, Profile
+from nvfp4_tui.core.events import GpuSample
 from nvfp4_tui.telemetry.dcgm import DcgmSource
 from nvfp4_tui.telemetry.nvml import NvmlSource, TelemetryUnavailable, endpoint_port, resolve_gpu
 from nvfp4_tui.telemetry.source import GpuSource

@@ -11,8 +11,8 @@ import urllib.request
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
 
-from nvfp4_tui.events import GpuSample
-from nvfp4_tui.profile import Endpoint
+from nvfp4_tui.config.profile import Endpoint
+from nvfp4_tui.core.events import GpuSample
 from nvfp4_tui.telemetry.source import GpuIdentity
 
 DEFAULT_TIMEOUT_S = 0.5

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from nvfp4_tui.events import GpuSample
+from nvfp4_tui.core.events import GpuSample
 
 
 class GpuSource(Protocol):

@@ -24,13 +24,13 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from nvfp4_tui.events import Event
-from nvfp4_tui.figures.scores import DEFAULT_SCORE, HEURISTIC, JUDGE, SCORE_LABELS, VERIFIED
+from nvfp4_tui.core.events import Event
+from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, HEURISTIC, JUDGE, SCORE_LABELS, VERIFIED
+from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sources.base import EventSource
 from nvfp4_tui.sources.replay import is_reset
-from nvfp4_tui.state import FleetState
 from nvfp4_tui.tui.commands import FleetCommands
-from nvfp4_tui.tui.plain_text import one_line
 from nvfp4_tui.tui.readouts import next_score, shown_score
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.screens.confirm_quit import ConfirmQuitScreen

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from nvfp4_tui.figures.scores import SCORE_LABELS
+from nvfp4_tui.core.figures.scores import SCORE_LABELS
 from nvfp4_tui.tui.readouts import next_score
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ which score to show.
 
 Everything here is a pure function of the state (and ``now`` where time matters): no Textual, no
 I/O, so it is tested without an app. The leaderboard's figures themselves (quality per suite,
-speed against class, Pareto, route per task) live in ``nvfp4_tui.figures.board``, which the
+speed against class, Pareto, route per task) live in ``nvfp4_tui.core.figures.board``, which the
 report reads too.
 """
 
@@ -13,12 +13,12 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from nvfp4_tui.events import EndpointInfo
-from nvfp4_tui.figures import scores
-from nvfp4_tui.figures.board import Board
-from nvfp4_tui.figures.scores import JUDGE, SCORE_CYCLE
-from nvfp4_tui.slo import CapacityRow, Load, LoadKind
-from nvfp4_tui.state import EndpointState, FleetState, TpsPoint
+from nvfp4_tui.core.events import EndpointInfo
+from nvfp4_tui.core.figures import scores
+from nvfp4_tui.core.figures.board import Board
+from nvfp4_tui.core.figures.scores import JUDGE, SCORE_CYCLE
+from nvfp4_tui.core.slo import CapacityRow, Load, LoadKind
+from nvfp4_tui.core.state import EndpointState, FleetState, TpsPoint
 from nvfp4_tui.tui import units
 
 CLASS_NAMES = {"moe": "MoE", "dense": "Dense"}

@@ -17,7 +17,7 @@ from nvfp4_tui.bench.client import (
     _percentile,
 )
 from nvfp4_tui.bench.progress import TokenMeter
-from nvfp4_tui.events import RequestFinished
+from nvfp4_tui.core.events import RequestFinished
 from tests.bench.scripted_server import ABORT, DONE, chunk, play, serve_client, usage
 
 REL = 0.15  # scripted gaps are >= 50 ms; the machine is noisy

@@ -17,11 +17,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from nvfp4_tui.bench.loop_lag import PROBE_INTERVAL_S, LagWindow, LoopLagMonitor
-from nvfp4_tui.events import Event, PhaseFinished, RequestFinished, decode, encode, to_dict
-from nvfp4_tui.launch import PhasePrinter
-from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.core.events import Event, PhaseFinished, RequestFinished, decode, encode, to_dict
+from nvfp4_tui.core.timing_doubt import TIMING_DOUBT_LAG_S, describe_timing_doubt, timing_doubt
+from nvfp4_tui.launch.run import PhasePrinter
 from nvfp4_tui.sim.process import SimProcess
-from nvfp4_tui.timing_doubt import TIMING_DOUBT_LAG_S, describe_timing_doubt, timing_doubt
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.runs import record_run, write_run_profile
 

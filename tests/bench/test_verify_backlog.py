@@ -8,10 +8,11 @@ import pytest
 
 from nvfp4_tui.bench import runner as runner_module
 from nvfp4_tui.bench.runner import Runner
-from nvfp4_tui.events import Event, PhaseFinished, RequestFinished
-from nvfp4_tui.profile import Endpoint, Profile, RunPlan, SimSpec
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.profile import Endpoint, Profile, RunPlan, SimSpec
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.events import Event, PhaseFinished, RequestFinished
 from nvfp4_tui.sim.fleet import SimFleet
-from nvfp4_tui.suites import BUILTIN_SUITES, load_suites
 
 SUITES_DIR = BUILTIN_SUITES
 CONCURRENCY = 8

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from nvfp4_tui.events import RequestFinished
-from nvfp4_tui.figures.leaderboard import LeaderboardFold, RequestFacts
-from nvfp4_tui.report import cell_totals
+from nvfp4_tui.core.events import RequestFinished
+from nvfp4_tui.core.figures.leaderboard import LeaderboardFold, RequestFacts
+from nvfp4_tui.output.report import cell_totals
 from nvfp4_tui.store.schema import events_to_frame
 
 T0 = 1_780_000_000.0

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from nvfp4_tui.bench.worker import WorkerSpec
-from nvfp4_tui.events import RequestFinished, decode
-from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.core.events import RequestFinished, decode
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.store.reader import open_snapshot
 from tests.integration.fleet_files import endpoint_toml, write_profile, write_suite

@@ -8,11 +8,11 @@ from pathlib import Path
 import polars as pl
 
 from nvfp4_tui.bench.session import Session
-from nvfp4_tui.events import EndpointStatus
-from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.events import EndpointStatus
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.store.reader import open_snapshot
-from nvfp4_tui.suites import load_suites
 from tests.integration.fleet_files import (
     endpoint_toml,
     write_profile,

@@ -10,11 +10,11 @@ import pytest
 from aiohttp import web
 
 from nvfp4_tui.bench.runner import Runner
-from nvfp4_tui.events import Event, RequestFinished
-from nvfp4_tui.profile import ConfigError, load_profile, with_urls
+from nvfp4_tui.config.profile import ConfigError, load_profile, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.events import Event, RequestFinished
 from nvfp4_tui.scoring.judge import JUDGE_SCALE
 from nvfp4_tui.sim.fleet import SimFleet
-from nvfp4_tui.suites import load_suites
 from tests.integration.fleet_files import endpoint_toml, write_profile, write_suite
 
 JUDGE = """

@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 
 from nvfp4_tui.bench.runner import Runner
-from nvfp4_tui.events import Event, RequestFinished
-from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.events import Event, RequestFinished
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import decode_tps_at, expected_ttft_s
 from nvfp4_tui.sim.tokens import count_prompt_tokens
-from nvfp4_tui.suites import load_suites
 from tests.integration.fleet_files import (
     endpoint_toml,
     write_profile,

@@ -15,15 +15,15 @@ import time
 from pathlib import Path
 
 from nvfp4_tui.bench.runner import Runner
-from nvfp4_tui.events import Event
-from nvfp4_tui.figures.pane import pane_figures
-from nvfp4_tui.figures.scores import DEFAULT_SCORE
-from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.events import Event
+from nvfp4_tui.core.figures.pane import pane_figures
+from nvfp4_tui.core.figures.scores import DEFAULT_SCORE
+from nvfp4_tui.core.slo import Load
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import decode_tps_at
-from nvfp4_tui.slo import Load
-from nvfp4_tui.state import FleetState
-from nvfp4_tui.suites import load_suites
 from tests.integration.fleet_files import endpoint_toml, write_suite
 
 TIME_SCALE = 3.0  # three times real time: the same schedule in a third of the time

@@ -9,10 +9,10 @@ import urllib.request
 from pathlib import Path
 
 from nvfp4_tui.bench.runner import Runner
-from nvfp4_tui.events import Event
-from nvfp4_tui.profile import Profile, with_urls
+from nvfp4_tui.config.profile import Profile, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.events import Event
 from nvfp4_tui.sim.fleet import SimFleet
-from nvfp4_tui.suites import load_suites
 
 SUITE = """
 [suite]

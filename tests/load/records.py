@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointInfo,
     Event,
     PhaseFinished,
@@ -15,7 +15,7 @@ from nvfp4_tui.events import (
     RunFinished,
     RunStarted,
 )
-from nvfp4_tui.figures.leaderboard import LeaderboardFold, RequestFacts
+from nvfp4_tui.core.figures.leaderboard import LeaderboardFold, RequestFacts
 
 T0 = 1_796_203_800.0
 TARGETS = {"slo_ttft_s": 0.5, "slo_tpot_s": 0.05, "slo_e2e_s": 30.0, "slo_attainment": 0.9}

@@ -18,8 +18,8 @@ from nvfp4_tui.bench.load import (
     run_open_loop,
     schedule_seed,
 )
-from nvfp4_tui.events import PhasePlan
-from nvfp4_tui.slo import LATE_AFTER_S
+from nvfp4_tui.core.events import PhasePlan
+from nvfp4_tui.core.slo import LATE_AFTER_S
 
 RATE_RPS = 8.0
 N_GAPS = 4000

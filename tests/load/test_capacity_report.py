@@ -9,8 +9,8 @@ from itertools import pairwise
 from pathlib import Path
 
 from nvfp4_tui.cli import main
-from nvfp4_tui.events import Event, RunStarted
-from nvfp4_tui.profile import load_profile
+from nvfp4_tui.config.profile import load_profile
+from nvfp4_tui.core.events import Event, RunStarted
 from nvfp4_tui.store.writer import SnapshotWriter
 from tests.load.files import endpoint_toml, run_profile, write_profile
 from tests.load.records import leaderboard_json_keys

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from nvfp4_tui.events import PhasePlan, RunStarted
-from nvfp4_tui.slo import (
+from nvfp4_tui.core.events import PhasePlan, RunStarted
+from nvfp4_tui.core.slo import (
     LoadTracker,
     SloTargets,
     capacity_rows,
@@ -16,7 +16,7 @@ from nvfp4_tui.slo import (
     misses,
     tpot_s,
 )
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.state import FleetState
 from tests.load.records import (
     PHASE_0,
     PHASE_0_COUNTED,

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from nvfp4_tui.bench.load import phase_schedule, schedule_seed
-from nvfp4_tui.events import Event, PhaseFinished, RequestFinished, RunStarted
-from nvfp4_tui.profile import load_profile
-from nvfp4_tui.slo import LATE_AFTER_S
+from nvfp4_tui.config.profile import load_profile
+from nvfp4_tui.core.events import Event, PhaseFinished, RequestFinished, RunStarted
+from nvfp4_tui.core.slo import LATE_AFTER_S
 from tests.load.files import endpoint_toml, run_profile, write_profile
 
 

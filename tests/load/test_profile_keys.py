@@ -8,8 +8,8 @@ import pytest
 
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.cli import build_parser, main
-from nvfp4_tui.profile import ConfigError, SweepSpec, load_profile, with_overrides
-from nvfp4_tui.slo import SloTargets
+from nvfp4_tui.config.profile import ConfigError, SweepSpec, load_profile, with_overrides
+from nvfp4_tui.core.slo import SloTargets
 
 ENDPOINT = """
 [[endpoint]]

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from nvfp4_tui.cli import main
-from nvfp4_tui.events import Event, PhaseFinished, PhasePlan, RequestFinished, RunStarted
-from nvfp4_tui.figures.board import quality_table, speed_rows
-from nvfp4_tui.figures.scores import HEURISTIC
-from nvfp4_tui.launch import PhasePrinter
-from nvfp4_tui.report import render_snapshot, snapshot_board
-from nvfp4_tui.slo import Load
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.events import Event, PhaseFinished, PhasePlan, RequestFinished, RunStarted
+from nvfp4_tui.core.figures.board import quality_table, speed_rows
+from nvfp4_tui.core.figures.scores import HEURISTIC
+from nvfp4_tui.core.slo import Load
+from nvfp4_tui.core.state import FleetState
+from nvfp4_tui.launch.run import PhasePrinter
+from nvfp4_tui.output.report import render_snapshot, snapshot_board
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.writer import SnapshotWriter
 from nvfp4_tui.tui.readouts import load_curves

@@ -17,12 +17,12 @@ from pathlib import Path
 
 from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.bench.sweep import load_levels
-from nvfp4_tui.events import EndpointStatus, Event, PhaseFinished
-from nvfp4_tui.profile import SimSpec, load_profile, with_urls
+from nvfp4_tui.config.profile import SimSpec, load_profile, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.events import EndpointStatus, Event, PhaseFinished
+from nvfp4_tui.core.slo import capacity_points
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import aggregate_tps_at
-from nvfp4_tui.slo import capacity_points
-from nvfp4_tui.suites import load_suites
 from tests.load.files import endpoint_toml, write_profile
 
 TIME_SCALE = 25.0

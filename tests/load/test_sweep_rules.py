@@ -9,10 +9,10 @@ import pytest
 
 from nvfp4_tui.bench.runner import plan_phases
 from nvfp4_tui.bench.sweep import describe_stop, load_levels, stop_rule
-from nvfp4_tui.events import PhaseFinished, PhasePlan, RequestFinished
-from nvfp4_tui.profile import RunPlan, SweepSpec, load_profile
-from nvfp4_tui.slo import Load, LoadPoint, LoadTracker, SloTargets, capacity, knee
-from nvfp4_tui.suites import load_suites
+from nvfp4_tui.config.profile import RunPlan, SweepSpec, load_profile
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.events import PhaseFinished, PhasePlan, RequestFinished
+from nvfp4_tui.core.slo import Load, LoadPoint, LoadTracker, SloTargets, capacity, knee
 from tests.load.files import endpoint_toml, write_profile
 
 SLO = SloTargets(ttft_s=0.5)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.cli import DEMO_PROFILE, main
-from nvfp4_tui.profile import ConfigError, load_profile, with_overrides, with_urls
+from nvfp4_tui.cli import main
+from nvfp4_tui.config import DEMO_PROFILE
+from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides, with_urls
 
 PROFILES = Path(__file__).resolve().parents[2] / "profiles"
 

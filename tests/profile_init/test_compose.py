@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from nvfp4_tui.cli import main
-from nvfp4_tui.exit_codes import USAGE
-from nvfp4_tui.profile import load_profile
+from nvfp4_tui.config.profile import load_profile
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.exit_codes import USAGE
 from nvfp4_tui.profile_init.compose import read_compose
-from nvfp4_tui.suites import load_suites
 
 SEED_COMPOSE = Path("/work/shared/seed-data/docker-compose.bench-7models.yml")
 # The seed's first service, enough for the tests that do not need all seven.

@@ -12,13 +12,13 @@ import pytest
 from aiohttp import web
 
 from nvfp4_tui.bench.session import Session
-from nvfp4_tui.cli import DEMO_PROFILE
-from nvfp4_tui.profile import load_profile
+from nvfp4_tui.config import DEMO_PROFILE
+from nvfp4_tui.config.profile import load_profile
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.profile_init import init_profile
 from nvfp4_tui.profile_init.probe import addresses, parse_ports, probe
 from nvfp4_tui.sim.fleet import SimFleet
-from nvfp4_tui.suites import load_suites
-from nvfp4_tui.tomlcheck import ConfigError
 from tests.bench.scripted_server import serve
 from tests.telemetry.fakes import FakeGpu, install_fake_nvml
 

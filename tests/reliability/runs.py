@@ -9,11 +9,11 @@ from pathlib import Path
 import polars as pl
 
 from nvfp4_tui.bench.session import Session, SessionResult
-from nvfp4_tui.events import EndpointStatus, Event
-from nvfp4_tui.profile import Profile, load_profile
+from nvfp4_tui.config.profile import Profile, load_profile
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.events import EndpointStatus, Event
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 from nvfp4_tui.store.writer import list_parts
-from nvfp4_tui.suites import load_suites
 from tests.integration.fleet_files import write_suite
 
 MAX_TOKENS = 24

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4_tui import exit_codes
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.cli import main
-from nvfp4_tui.events import PhaseFinished
-from nvfp4_tui.profile import load_profile
+from nvfp4_tui.config.profile import load_profile
+from nvfp4_tui.core import exit_codes
+from nvfp4_tui.core.events import PhaseFinished
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sources.live import LiveSource
 from nvfp4_tui.store.reader import open_snapshot

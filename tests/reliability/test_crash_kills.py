@@ -27,11 +27,11 @@ import pytest
 
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.cli import main as cli_main
-from nvfp4_tui.events import RequestFinished, RunFinished, RunStarted, decode
-from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.core.events import RequestFinished, RunFinished, RunStarted, decode
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sources.replay import WRITER_GONE_MESSAGE, ReplaySource
-from nvfp4_tui.state import FleetState
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.schema import TABLES
 from nvfp4_tui.store.writer import list_parts

@@ -22,15 +22,15 @@ import pytest
 
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.bench.worker import WorkerSpec
-from nvfp4_tui.events import Event
-from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.events import Event
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sources.live import LiveSource
 from nvfp4_tui.store import writer as writer_module
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.writer import list_parts
-from nvfp4_tui.suites import load_suites
 from nvfp4_tui.tui.app import FleetApp
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.runs import write_run_profile

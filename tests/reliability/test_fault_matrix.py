@@ -20,12 +20,11 @@ import aiohttp
 import polars as pl
 import pytest
 
-from nvfp4_tui.events import Event, PhaseFinished, RequestFinished, RunFinished, RunStarted
-from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.core.events import Event, PhaseFinished, RequestFinished, RunFinished, RunStarted
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.validation import RETRY_AFTER_S
-from nvfp4_tui.sources.fixed import FixedSource
 from nvfp4_tui.store.reader import Snapshot
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.screens.detail import DetailScreen
@@ -40,6 +39,7 @@ from tests.reliability.runs import (
     statuses_of,
     write_run_profile,
 )
+from tests.support.fixed_source import FixedSource
 
 REQUESTS = 4  # per endpoint: one prompt, four times
 CONCURRENCY = 2

@@ -18,10 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nvfp4_tui import cli, launch
-from nvfp4_tui.profile import load_profile
-from nvfp4_tui.suites import BUILTIN_SUITES, load_suite, load_suites
-from nvfp4_tui.tomlcheck import ConfigError
+from nvfp4_tui import cli
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.profile import load_profile
+from nvfp4_tui.config.suites import load_suite, load_suites
+from nvfp4_tui.config.tomlcheck import ConfigError
+from nvfp4_tui.launch import run as launch
 from tests.reliability.toml_fuzz import (
     discover_keys,
     mutated,

@@ -17,18 +17,18 @@ import polars as pl
 import pytest
 
 from nvfp4_tui.cli import main as cli_main
-from nvfp4_tui.events import Event, RequestFinished
-from nvfp4_tui.report import render_snapshot
-from nvfp4_tui.sources.fixed import FixedSource
+from nvfp4_tui.core.events import Event, RequestFinished
+from nvfp4_tui.core.state import FleetState
+from nvfp4_tui.output.report import render_snapshot
 from nvfp4_tui.sources.follow import FollowSource
 from nvfp4_tui.sources.replay import ReplaySource
-from nvfp4_tui.state import FleetState
 from nvfp4_tui.store.manifest import SnapshotError, read_manifest, write_manifest
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.schema import events_to_frame
 from nvfp4_tui.store.writer import SnapshotWriter, list_parts, part_name
 from nvfp4_tui.tui.app import FleetApp
 from tests.replay.builders import timeline_run
+from tests.support.fixed_source import FixedSource
 
 SECONDS = 40
 CHUNKS = 5  # flushes while "running": each table gets up to this many parts

@@ -18,7 +18,7 @@ import pytest
 
 from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Timeouts
 from nvfp4_tui.cli import main as cli_main
-from nvfp4_tui.profile import load_profile
+from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.store.reader import open_snapshot

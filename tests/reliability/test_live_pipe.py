@@ -14,7 +14,7 @@ import pytest
 
 from nvfp4_tui.bench import worker
 from nvfp4_tui.bench.worker import PipeWriter
-from nvfp4_tui.events import EndpointStatus, decode
+from nvfp4_tui.core.events import EndpointStatus, decode
 
 EVENTS = 5000  # several times what a pipe's buffer holds
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import aiohttp
 
 from nvfp4_tui.bench.outage import EndpointGate
-from nvfp4_tui.events import EndpointStatus, Event, PhaseFinished, RequestFinished, RunFinished
-from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.core.events import EndpointStatus, Event, PhaseFinished, RequestFinished, RunFinished
 from nvfp4_tui.sim.fleet import SimFleet
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.runs import record_run, rows_of, statuses_of, write_run_profile

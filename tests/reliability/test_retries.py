@@ -10,7 +10,7 @@ import pytest
 
 from nvfp4_tui.bench.client import retry_after_seconds
 from nvfp4_tui.bench.runner import RETRY_BACKOFF_S, RETRY_WAIT_CAP_S, retry_wait_s
-from nvfp4_tui.profile import ConfigError, load_profile, with_urls
+from nvfp4_tui.config.profile import ConfigError, load_profile, with_urls
 from nvfp4_tui.sim.fleet import SimFleet
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.hostile_servers import serve

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import polars as pl
 
-from nvfp4_tui.profile import load_profile
+from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.sim.fleet import SimFleet
-from nvfp4_tui.sources.fixed import FixedSource
 from nvfp4_tui.store.manifest import read_manifest
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.schema import TABLES
@@ -29,6 +28,7 @@ from nvfp4_tui.tui.app import FleetApp
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.hostile_servers import serve
 from tests.reliability.runs import hostile_endpoint_toml, rows_of, write_run_profile
+from tests.support.fixed_source import FixedSource
 
 KEY_ENV = "NVFP4_RELIABILITY_KEY"
 KEY = "sk-planted-5e3c7a91d2-do-not-leak"

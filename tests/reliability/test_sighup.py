@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from nvfp4_tui.bench.worker import WorkerSpec
-from nvfp4_tui.events import RunFinished
-from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.core.events import RunFinished
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.store.manifest import read_manifest
 from nvfp4_tui.store.reader import open_snapshot

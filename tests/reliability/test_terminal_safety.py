@@ -14,7 +14,7 @@ from typing import Any
 
 from textual.widgets import Static
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointInfo,
     EndpointStatus,
     PhasePlan,
@@ -22,11 +22,11 @@ from nvfp4_tui.events import (
     RequestFinished,
     RunStarted,
 )
-from nvfp4_tui.launch import PhasePrinter
-from nvfp4_tui.sources.fixed import FixedSource
+from nvfp4_tui.launch.run import PhasePrinter
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
+from tests.support.fixed_source import FixedSource
 
 T0 = 1_796_203_800.0
 MARKUP = "[bold red]loud[/] [@click=app.quit]quit[/]"

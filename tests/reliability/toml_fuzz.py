@@ -18,7 +18,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from nvfp4_tui.tomlcheck import ConfigError
+from nvfp4_tui.config.tomlcheck import ConfigError
 
 Path_ = tuple[str | int, ...]  # keys and array indices from the document's root
 Loader = Callable[[dict[str, Any]], object]

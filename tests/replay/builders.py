@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointInfo,
     Event,
     GpuSample,

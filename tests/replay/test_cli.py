@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from nvfp4_tui.cli import main
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sources.replay import ReplaySource
-from nvfp4_tui.state import FleetState
 
 from .builders import timeline_run, write_events
 

@@ -10,20 +10,20 @@ from pathlib import Path
 import pytest
 
 from nvfp4_tui.cli import main
-from nvfp4_tui.compare import (
-    cliffs_delta,
-    compare_snapshots,
-    holm_adjust,
-    mann_whitney_u,
-    match_endpoints,
-)
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     Event,
     PhaseFinished,
     PhaseStarted,
     RequestFinished,
     RunFinished,
     RunStarted,
+)
+from nvfp4_tui.output.compare import (
+    cliffs_delta,
+    compare_snapshots,
+    holm_adjust,
+    mann_whitney_u,
+    match_endpoints,
 )
 from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.cli import DEMO_PROFILE
-from nvfp4_tui.detach import DetachError, detach_demo, hidden_log_path, launch_detached
-from nvfp4_tui.profile import load_profile, with_overrides
+from nvfp4_tui.config import DEMO_PROFILE
+from nvfp4_tui.config.profile import load_profile, with_overrides
+from nvfp4_tui.launch.detach import DetachError, detach_demo, hidden_log_path, launch_detached
 from nvfp4_tui.store.manifest import read_manifest
 
 RUN_DONE_TIMEOUT_S = 120.0

@@ -7,12 +7,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from nvfp4_tui.bench.session import Session
-from nvfp4_tui.cli import DEMO_PROFILE
-from nvfp4_tui.profile import load_profile, with_urls
+from nvfp4_tui.config import DEMO_PROFILE
+from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sources.replay import ReplaySource, is_reset
-from nvfp4_tui.state import FleetState
-from nvfp4_tui.suites import load_suites
 from nvfp4_tui.telemetry.simulated import SimGpuSource
 
 from .test_one_truth import live_cells, report_cells

@@ -10,8 +10,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from nvfp4_tui.cli import main
-from nvfp4_tui.report import REPORT_FORMATS
-from nvfp4_tui.store.export import export_snapshot
+from nvfp4_tui.output.export import export_snapshot
+from nvfp4_tui.output.report import REPORT_FORMATS
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.schema import TABLES

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     Event,
     GpuSample,
     PhaseFinished,
@@ -20,8 +20,8 @@ from nvfp4_tui.events import (
     RunStarted,
     ServerSample,
 )
+from nvfp4_tui.core.state import HISTORY_LEN, FleetState, SamplesSkipped
 from nvfp4_tui.sources.replay import ReplayBatch, ReplaySource, timeline_t
-from nvfp4_tui.state import HISTORY_LEN, FleetState, SamplesSkipped
 from nvfp4_tui.store.reader import open_snapshot
 
 from .builders import T0, endpoint, write_events

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.events import Event, to_dict
+from nvfp4_tui.core.events import Event, to_dict
 from nvfp4_tui.sources.follow import FollowSource, find_newest_running
 from nvfp4_tui.store.manifest import read_manifest, write_manifest
 from nvfp4_tui.store.reader import open_snapshot

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from nvfp4_tui.cli import main
-from nvfp4_tui.events import GpuSample, RequestFinished
-from nvfp4_tui.report import leaderboard_rows
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.events import GpuSample, RequestFinished
+from nvfp4_tui.core.state import FleetState
+from nvfp4_tui.output.report import leaderboard_rows
 from nvfp4_tui.store.legacy import LegacyError, import_legacy, read_legacy, recorded_in_flight
 from nvfp4_tui.store.reader import open_snapshot
 

@@ -1,7 +1,7 @@
 """One truth for every figure: a snapshot replayed through the live path (events -> FleetState)
 shows, cell for cell, the leaderboard that ``report --format json`` prints for it.
 
-Both read ``nvfp4_tui.figures``; what this checks is everything around it: the events a replay
+Both read ``nvfp4_tui.core.figures``; what this checks is everything around it: the events a replay
 builds from the Parquet tables, the load levels and rates, which rows count as errors or
 suspects, the default score, the order of the rows.
 """
@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from nvfp4_tui.compare import compare_snapshots
-from nvfp4_tui.report import render_snapshot
+from nvfp4_tui.core.state import FleetState
+from nvfp4_tui.output.compare import compare_snapshots
+from nvfp4_tui.output.report import render_snapshot
 from nvfp4_tui.sources.replay import ReplaySource, is_reset
-from nvfp4_tui.state import FleetState
 from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot
 

@@ -14,15 +14,16 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from nvfp4_tui.bench.provenance import config_differences, profile_sha256
 from nvfp4_tui.bench.session import Session, resolved_profile
-from nvfp4_tui.cli import DEMO_PROFILE, main
-from nvfp4_tui.profile import Profile, load_profile, with_urls
-from nvfp4_tui.provenance import config_differences, profile_sha256
-from nvfp4_tui.report import provenance_table
+from nvfp4_tui.cli import main
+from nvfp4_tui.config import DEMO_PROFILE
+from nvfp4_tui.config.profile import Profile, load_profile, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.output.report import provenance_table
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sim.server import MAX_MODEL_LEN, SIM_SERVER_VERSION, SimEndpoint
 from nvfp4_tui.store.manifest import read_manifest
-from nvfp4_tui.suites import load_suites
 from nvfp4_tui.telemetry.simulated import SimGpuSource
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.events import GpuSample, RequestFinished, RunStarted
+from nvfp4_tui.core.events import GpuSample, RequestFinished, RunStarted
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sources.replay import (
     SPEED_STEPS,
     ReplayBatch,
@@ -17,7 +18,6 @@ from nvfp4_tui.sources.replay import (
     parse_speed,
     timeline_t,
 )
-from nvfp4_tui.state import FleetState
 
 from .builders import T0, timeline_run, write_events
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from nvfp4_tui.events import GpuSample
-from nvfp4_tui.report import render
+from nvfp4_tui.core.events import GpuSample
+from nvfp4_tui.output.report import render
 from tests.replay.builders import timeline_run, write_events
 
 

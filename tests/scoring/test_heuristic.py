@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.suites import ExpectedCall, Prompt, Suite, load_suites
 from nvfp4_tui.scoring.heuristic import (
     CODE_SIGNS,
     MATH_SIGNS,
@@ -15,7 +17,6 @@ from nvfp4_tui.scoring.heuristic import (
     score_text,
     score_tool_calls,
 )
-from nvfp4_tui.suites import BUILTIN_SUITES, ExpectedCall, Prompt, Suite, load_suites
 
 SUITES_DIR = BUILTIN_SUITES
 

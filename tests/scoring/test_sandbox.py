@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.scoring.checks import HiddenTests
+from nvfp4_tui.config.checks import HiddenTests
 from nvfp4_tui.scoring.code_check import describe
 from nvfp4_tui.scoring.sandbox import (
     SandboxLimits,

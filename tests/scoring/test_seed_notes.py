@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.suites import load_suites
 from nvfp4_tui.scoring.heuristic import CODE_SIGNS, MATH_SIGNS, score_signs, score_text, text_score
-from nvfp4_tui.suites import BUILTIN_SUITES, load_suites
 
 ROWS = [
     json.loads(line)

@@ -9,11 +9,12 @@ from dataclasses import replace
 
 import pytest
 
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.suites import load_suites
 from nvfp4_tui.scoring import verify
 from nvfp4_tui.scoring.coverage import coverage
 from nvfp4_tui.scoring.heuristic import score_text
 from nvfp4_tui.scoring.verify import score_verified, score_verified_async, split_reasoning
-from nvfp4_tui.suites import BUILTIN_SUITES, load_suites
 
 SUITES = load_suites(
     BUILTIN_SUITES,

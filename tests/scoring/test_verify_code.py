@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.suites import load_suite
 from nvfp4_tui.scoring.code_check import fenced_blocks, score_code, select_code
 from nvfp4_tui.scoring.sandbox import sandbox_kind
-from nvfp4_tui.suites import BUILTIN_SUITES, load_suite
 
 CODING = load_suite(BUILTIN_SUITES / "coding.toml")
 CHECKS = {p.id: p.check for p in CODING.prompts}

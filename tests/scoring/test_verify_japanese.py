@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nvfp4_tui.scoring.checks import PromptCheck, RequiredPart
+from nvfp4_tui.config.checks import PromptCheck, RequiredPart
 from nvfp4_tui.scoring.heuristic import score_text
 from nvfp4_tui.scoring.japanese import length_score, measure, score_japanese
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from nvfp4_tui.scoring.checks import MathAnswer, PromptCheck
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.checks import MathAnswer, PromptCheck
+from nvfp4_tui.config.suites import load_suite
 from nvfp4_tui.scoring.math_check import (
     candidates,
     numbers_in,
     part_sections,
     score_math,
 )
-from nvfp4_tui.suites import BUILTIN_SUITES, load_suite
 
 MATH = load_suite(BUILTIN_SUITES / "math.toml")
 CHECKS = {p.id: p.check for p in MATH.prompts}

@@ -13,15 +13,16 @@ import aiohttp
 import pytest
 
 from nvfp4_tui.bench.runner import Runner
-from nvfp4_tui.events import Event, RequestFinished
-from nvfp4_tui.profile import Endpoint, Profile, RunPlan, SimSpec
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.profile import Endpoint, Profile, RunPlan, SimSpec
+from nvfp4_tui.config.suites import Prompt, Suite, load_suites
+from nvfp4_tui.core.events import Event, RequestFinished
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.scoring.verify import score_verified_async
 from nvfp4_tui.sim.codebank import SNIPPETS
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sim.mathbank import known_problem
-from nvfp4_tui.state import FleetState
 from nvfp4_tui.store.schema import events_to_frame
-from nvfp4_tui.suites import BUILTIN_SUITES, Prompt, Suite, load_suites
 
 SUITES_DIR = BUILTIN_SUITES
 SUITES = load_suites(SUITES_DIR, ["english", "japanese", "math", "coding", "design", "tool_call"])

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from nvfp4_tui.scoring.checks import HiddenTests, MathAnswer, RequiredPart
-from nvfp4_tui.suites import BUILTIN_SUITES, ConfigError, load_suite, load_suites
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.checks import HiddenTests, MathAnswer, RequiredPart
+from nvfp4_tui.config.suites import ConfigError, load_suite, load_suites
 
 SUITES_DIR = BUILTIN_SUITES
 SCORERS = {

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.suites import load_suite
 from nvfp4_tui.scoring.tool_check import meets, score_tool_schema
-from nvfp4_tui.suites import BUILTIN_SUITES, load_suite
 
 TOOLS = load_suite(BUILTIN_SUITES / "tool_call.toml")
 PROMPTS = {p.id: p for p in TOOLS.prompts}

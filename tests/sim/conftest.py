@@ -8,7 +8,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from nvfp4_tui.profile import Endpoint
+from nvfp4_tui.config.profile import Endpoint
 from nvfp4_tui.sim.fleet import SimFleet
 
 FleetFactory = Callable[..., Awaitable[SimFleet]]

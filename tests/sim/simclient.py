@@ -9,7 +9,7 @@ from typing import Any
 
 import aiohttp
 
-from nvfp4_tui.profile import Endpoint, FaultSpec, SimSpec
+from nvfp4_tui.config.profile import Endpoint, FaultSpec, SimSpec
 
 MODEL = "current"
 ESSAY_PROMPT = "Write a short essay about trust in institutions and the printing press."

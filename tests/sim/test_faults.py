@@ -9,7 +9,7 @@ from itertools import pairwise
 import aiohttp
 import pytest
 
-from nvfp4_tui.profile import FaultSpec
+from nvfp4_tui.config.profile import FaultSpec
 from nvfp4_tui.sim.faults import draw_faults, faults_from_json
 from tests.sim.conftest import FleetFactory
 from tests.sim.simclient import chat_body, faults, make_endpoint, read_sse

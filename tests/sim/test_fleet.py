@@ -9,7 +9,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from nvfp4_tui.profile import Profile, RunPlan
+from nvfp4_tui.config.profile import Profile, RunPlan
 from nvfp4_tui.sim.fleet import SimFleet, serve_forever
 from tests.sim.conftest import FleetFactory
 from tests.sim.simclient import chat_body, faults, make_endpoint

@@ -6,7 +6,7 @@ import asyncio
 
 import aiohttp
 
-from nvfp4_tui.events import GpuSample
+from nvfp4_tui.core.events import GpuSample
 from nvfp4_tui.sim.gpu import SimGpu, gpu_uuid
 from nvfp4_tui.telemetry.simulated import SimGpuSource
 from tests.sim.conftest import FleetFactory

@@ -8,7 +8,7 @@ import itertools
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from nvfp4_tui.events import ServerSample
+from nvfp4_tui.core.events import ServerSample
 from nvfp4_tui.sim.answers import compose
 from nvfp4_tui.sim.metrics import TTFT_BUCKETS_S
 from nvfp4_tui.sim.tokens import count_tokens

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.cli import DEMO_PROFILE
+from nvfp4_tui.config import DEMO_PROFILE
 from nvfp4_tui.sim.process import SimProcess, SimProcessError
 
 ROOT = Path(__file__).resolve().parents[2]

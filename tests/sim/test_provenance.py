@@ -5,7 +5,7 @@ from __future__ import annotations
 import aiohttp
 from aiohttp import web
 
-from nvfp4_tui.provenance import probe_servers
+from nvfp4_tui.bench.provenance import probe_servers
 from nvfp4_tui.sim.server import MAX_MODEL_LEN, SIM_SERVER_VERSION
 from nvfp4_tui.telemetry.prometheus import CACHE_CONFIG_INFO, info_labels
 from tests.bench.scripted_server import serve

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointStatus,
     GpuSample,
     PhaseFinished,
@@ -16,9 +16,9 @@ from nvfp4_tui.events import (
     ServerSample,
     TokenProgress,
 )
-from nvfp4_tui.figures.intervals import wilson_95
-from nvfp4_tui.figures.scores import HEURISTIC, VERIFIED
-from nvfp4_tui.state import FleetState, GpuPoint, PhaseRef, ServerPoint, TpsPoint
+from nvfp4_tui.core.figures.intervals import wilson_95
+from nvfp4_tui.core.figures.scores import HEURISTIC, VERIFIED
+from nvfp4_tui.core.state import FleetState, GpuPoint, PhaseRef, ServerPoint, TpsPoint
 
 from .builders import T0, failed, info, plan, request, three_endpoint_run
 

@@ -7,13 +7,13 @@ import sys
 
 import pytest
 
-from nvfp4_tui.heap import release_free_heap
+from nvfp4_tui.bench.heap import release_free_heap
 
 # In a fresh interpreter: 3,000 buffers of 40 KB (below malloc's mmap threshold, so on the
 # heap), every 20th kept; the 2,850 freed ones leave holes free() cannot give back by itself.
 FRAGMENT_THEN_RELEASE = """
 import os
-from nvfp4_tui.heap import release_free_heap
+from nvfp4_tui.bench.heap import release_free_heap
 
 def rss_mib():
     pages = int(open("/proc/self/statm").read().split()[1])

@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from nvfp4_tui.events import PhaseFinished, PhaseStarted, RequestFinished
-from nvfp4_tui.slo import LoadTracker
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.events import PhaseFinished, PhaseStarted, RequestFinished
+from nvfp4_tui.core.slo import LoadTracker
+from nvfp4_tui.core.state import FleetState
 
 from .builders import T0, plan, request, three_endpoint_run
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     GpuSample,
     PhaseStarted,
     RequestFinished,
@@ -16,8 +16,8 @@ from nvfp4_tui.events import (
     decode,
     encode,
 )
-from nvfp4_tui.state import HISTORY_LEN, RECENT_REQUESTS_LEN, FleetState
-from nvfp4_tui.stats import percentile
+from nvfp4_tui.core.state import HISTORY_LEN, RECENT_REQUESTS_LEN, FleetState
+from nvfp4_tui.core.stats import percentile
 
 from .builders import T0, failed, request, simulated_run, three_endpoint_run
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nvfp4_tui.stats import (
+from nvfp4_tui.core.stats import (
     QuantileSketch,
     RunningStats,
     mean,

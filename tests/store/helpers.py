@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointInfo,
     EndpointStatus,
     Event,

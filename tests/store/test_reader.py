@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nvfp4_tui.events import GpuSample, RunFinished
+from nvfp4_tui.core.events import GpuSample, RunFinished
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import SnapshotTail, open_snapshot
 from nvfp4_tui.store.schema import SCHEMAS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointInfo,
     Event,
     GpuSample,
@@ -16,8 +16,8 @@ from nvfp4_tui.events import (
     RunStarted,
     ServerSample,
 )
-from nvfp4_tui.report import leaderboard_rows, load_json_rows
-from nvfp4_tui.slo import capacity_points
+from nvfp4_tui.core.slo import capacity_points
+from nvfp4_tui.output.report import leaderboard_rows, load_json_rows
 from nvfp4_tui.store.reader import open_snapshot
 
 from .helpers import T0, write_snapshot

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     GpuSample,
     RequestFinished,
     ServerSample,

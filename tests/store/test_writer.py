@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import polars as pl
 import pytest
 
-from nvfp4_tui.events import TokenProgress
+from nvfp4_tui.core.events import TokenProgress
 from nvfp4_tui.store import writer as writer_module
 from nvfp4_tui.store.manifest import SnapshotError, check_run_id, new_run_id
 from nvfp4_tui.store.reader import open_snapshot

@@ -15,7 +15,7 @@ from typing import Any
 import pynvml
 import pytest
 
-from nvfp4_tui.profile import Endpoint, Profile, RunPlan
+from nvfp4_tui.config.profile import Endpoint, Profile, RunPlan
 
 MIB = 1024 * 1024
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nvfp4_tui.events import ServerSample
+from nvfp4_tui.core.events import ServerSample
 from nvfp4_tui.telemetry.prometheus import (
     MetricsSnapshot,
     NotPrometheusText,

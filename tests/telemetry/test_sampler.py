@@ -7,7 +7,7 @@ import threading
 import pynvml
 import pytest
 
-from nvfp4_tui.events import GpuSample
+from nvfp4_tui.core.events import GpuSample
 from nvfp4_tui.telemetry.dcgm import DcgmSource
 from nvfp4_tui.telemetry.nvml import NvmlSource
 from nvfp4_tui.telemetry.sampler import GpuSampler, gpu_sources_for, plan_gpu_telemetry

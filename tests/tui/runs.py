@@ -9,7 +9,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointInfo,
     Event,
     PhaseFinished,

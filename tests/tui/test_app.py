@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from textual.containers import Grid
 from textual.widgets import DataTable, Static
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointInfo,
     Event,
     PhasePlan,
@@ -16,11 +16,8 @@ from nvfp4_tui.events import (
     RequestFinished,
     RunStarted,
 )
-from nvfp4_tui.sources.fixed import FixedSource
-from nvfp4_tui.sources.sample_events import START_T
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.commands import FleetCommands
-from nvfp4_tui.tui.sample_app import sample_app, settle
 from nvfp4_tui.tui.screens.confirm_quit import ConfirmQuitScreen
 from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.screens.fleet import FleetScreen, grid_shape
@@ -28,6 +25,9 @@ from nvfp4_tui.tui.screens.help import HelpScreen
 from nvfp4_tui.tui.screens.leaderboard import LeaderboardScreen
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.run_header import RunHeader
+from tests.support.fixed_source import FixedSource
+from tests.support.sample_app import sample_app, settle
+from tests.support.sample_events import START_T
 
 ENDPOINTS = 7
 
@@ -359,7 +359,7 @@ async def test_bindings_can_be_remapped_by_id() -> None:
 async def test_a_screenshot_lands_in_the_current_directory_and_says_so(
     tmp_path, monkeypatch
 ) -> None:
-    from nvfp4_tui.tui.sample_app import sample_app, settle
+    from tests.support.sample_app import sample_app, settle
 
     monkeypatch.chdir(tmp_path)
     app, source = sample_app(complete=True)

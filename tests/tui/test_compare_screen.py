@@ -10,10 +10,16 @@ from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from nvfp4_tui import cli
-from nvfp4_tui.compare import METRICS, Comparison, MetricChange, compare_snapshots, metrics_for
+from nvfp4_tui.launch import ui as launch
+from nvfp4_tui.output.compare import (
+    METRICS,
+    Comparison,
+    MetricChange,
+    compare_snapshots,
+    metrics_for,
+)
 from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot
-from nvfp4_tui.tui import launch
 from nvfp4_tui.tui.compare_app import CompareApp
 from nvfp4_tui.tui.palette import cell_styles
 from nvfp4_tui.tui.screens.compare import change_text, verdict

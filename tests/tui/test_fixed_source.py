@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from nvfp4_tui.events import GpuSample, RequestFinished
-from nvfp4_tui.sources.fixed import FixedSource
+from nvfp4_tui.core.events import GpuSample, RequestFinished
+from tests.support.fixed_source import FixedSource
 
 T0 = 1_780_000_000.0
 

@@ -8,17 +8,17 @@ from pathlib import Path
 from textual.app import App
 from textual.pilot import Pilot
 
-from nvfp4_tui.events import TokenProgress
+from nvfp4_tui.core.events import TokenProgress
+from nvfp4_tui.launch import ui as launch
 from nvfp4_tui.sources.follow import FollowSource
 from nvfp4_tui.sources.replay import timeline_t
-from nvfp4_tui.sources.sample_events import PARTWAY_S, RUN_ID, START_T, sample_events
 from nvfp4_tui.store.manifest import read_manifest
 from nvfp4_tui.store.writer import SnapshotWriter
-from nvfp4_tui.tui import launch
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.screens.confirm_quit import ConfirmQuitScreen
 from nvfp4_tui.tui.source_status import FOLLOW_STALE_S
 from nvfp4_tui.tui.widgets.run_header import RunHeader
+from tests.support.sample_events import PARTWAY_S, RUN_ID, START_T, sample_events
 
 from .runs import POLL_S, POLL_TRIES, write_snapshot
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointInfo,
     EndpointStatus,
     GpuSample,
@@ -11,7 +11,7 @@ from nvfp4_tui.events import (
     RunStarted,
     ServerSample,
 )
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui.widgets.gpu_pane import _gpu, _server, pane_readout
 from nvfp4_tui.tui.widgets.run_header import run_readout
 

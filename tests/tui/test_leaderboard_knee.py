@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.pilot import Pilot
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointInfo,
     Event,
     PhaseFinished,
@@ -16,10 +16,10 @@ from nvfp4_tui.events import (
     RunFinished,
     RunStarted,
 )
-from nvfp4_tui.sources.fixed import FixedSource
 from nvfp4_tui.tui.app import FleetApp
-from nvfp4_tui.tui.sample_app import settle
 from nvfp4_tui.tui.widgets.charts import Chart
+from tests.support.fixed_source import FixedSource
+from tests.support.sample_app import settle
 
 from .runs import T0
 

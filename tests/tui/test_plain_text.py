@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from nvfp4_tui.core.plain_text import one_line, plain_text
 from nvfp4_tui.tui import units
-from nvfp4_tui.tui.plain_text import one_line, plain_text
 
 
 @pytest.mark.parametrize(

@@ -1,21 +1,27 @@
 """Read-outs derived from FleetState: sparkline bins, histograms, badges, and the leaderboard's
-figures (nvfp4_tui.figures.board) as the live state feeds them."""
+figures (nvfp4_tui.core.figures.board) as the live state feeds them."""
 
 from __future__ import annotations
 
 import pytest
 
-from nvfp4_tui.events import EndpointInfo, PhaseFinished, PhasePlan, RequestFinished, RunStarted
-from nvfp4_tui.figures.board import (
+from nvfp4_tui.core.events import (
+    EndpointInfo,
+    PhaseFinished,
+    PhasePlan,
+    RequestFinished,
+    RunStarted,
+)
+from nvfp4_tui.core.figures.board import (
     ROUTE_MIN_PROMPTS,
     pareto_points,
     quality_table,
     route_by_task,
     speed_rows,
 )
-from nvfp4_tui.figures.scores import HEURISTIC
-from nvfp4_tui.slo import Load
-from nvfp4_tui.state import FleetState, TpsPoint
+from nvfp4_tui.core.figures.scores import HEURISTIC
+from nvfp4_tui.core.slo import Load
+from nvfp4_tui.core.state import FleetState, TpsPoint
 from nvfp4_tui.tui.readouts import (
     class_badge,
     decode_bins,

@@ -6,18 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sources.replay import ReplaySource, timeline_t
-from nvfp4_tui.sources.sample_events import RUN_ID, sample_events
-from nvfp4_tui.state import FleetState
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui import app as app_module
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.commands import FleetCommands
-from nvfp4_tui.tui.sample_app import sample_app, settle
 from nvfp4_tui.tui.screens.help import HelpScreen
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.meter import Meter
 from nvfp4_tui.tui.widgets.run_header import RunHeader
+from tests.support.sample_app import sample_app, settle
+from tests.support.sample_events import RUN_ID, sample_events
 
 from .runs import settle_replay, write_snapshot
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointStatus,
     GpuSample,
     PhaseFinished,
@@ -15,8 +15,8 @@ from nvfp4_tui.events import (
     ServerSample,
     encode,
 )
-from nvfp4_tui.sources.sample_events import PARTWAY_S, START_T, sample_events
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.state import FleetState
+from tests.support.sample_events import PARTWAY_S, START_T, sample_events
 
 
 def test_same_events_every_call() -> None:

@@ -5,18 +5,18 @@ from __future__ import annotations
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
-from nvfp4_tui.events import EndpointInfo, Event, PhasePlan, RequestFinished, RunStarted
-from nvfp4_tui.figures.scores import HEURISTIC, JUDGE, VERIFIED
-from nvfp4_tui.sources.fixed import FixedSource
-from nvfp4_tui.sources.sample_events import START_T
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.events import EndpointInfo, Event, PhasePlan, RequestFinished, RunStarted
+from nvfp4_tui.core.figures.scores import HEURISTIC, JUDGE, VERIFIED
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.readouts import next_score, shown_score
-from nvfp4_tui.tui.sample_app import sample_app, settle
 from nvfp4_tui.tui.screens.detail import REQUEST_COLUMNS
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
+from tests.support.fixed_source import FixedSource
+from tests.support.sample_app import sample_app, settle
+from tests.support.sample_events import START_T
 
 
 def _request(

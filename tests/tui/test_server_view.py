@@ -10,13 +10,13 @@ import pytest
 from textual.content import Content
 from textual.widgets import Static
 
-from nvfp4_tui.events import EndpointInfo, PhasePlan, RequestFinished, RunStarted, ServerSample
-from nvfp4_tui.sources.sample_events import sample_events
-from nvfp4_tui.state import FleetState, ServerPoint, TtftPoint
-from nvfp4_tui.tui.sample_app import sample_app, settle
+from nvfp4_tui.core.events import EndpointInfo, PhasePlan, RequestFinished, RunStarted, ServerSample
+from nvfp4_tui.core.state import FleetState, ServerPoint, TtftPoint
 from nvfp4_tui.tui.screens.detail import CHART_INTERVAL_S, DetailScreen, ttft_gap_wordings
 from nvfp4_tui.tui.server_view import TtftComparison, timeline, ttft_comparison
 from nvfp4_tui.tui.widgets.charts import Chart
+from tests.support.sample_app import sample_app, settle
+from tests.support.sample_events import sample_events
 
 T0 = 1_780_000_000.0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 
-from nvfp4_tui.events import (
+from nvfp4_tui.core.events import (
     EndpointInfo,
     Event,
     PhaseFinished,
@@ -15,12 +15,12 @@ from nvfp4_tui.events import (
     RunFinished,
     RunStarted,
 )
-from nvfp4_tui.sources.fixed import FixedSource
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.app import FleetApp
-from nvfp4_tui.tui.sample_app import settle
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane, pane_height
+from tests.support.fixed_source import FixedSource
+from tests.support.sample_app import settle
 
 from .runs import T0
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from nvfp4_tui.compare import compare_snapshots
-from nvfp4_tui.sources.fixed import FixedSource
+from nvfp4_tui.output.compare import compare_snapshots
 from nvfp4_tui.sources.replay import ReplaySource
-from nvfp4_tui.sources.sample_events import RUN_ID, sample_events
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.compare_app import CompareApp
-from nvfp4_tui.tui.sample_app import sample_app, settle
+from tests.support.fixed_source import FixedSource
+from tests.support.sample_app import sample_app, settle
+from tests.support.sample_events import RUN_ID, sample_events
 
 from .runs import compare_run, settle_replay, write_snapshot
 from .test_compare_screen import SHIFT as COMPARE_SHIFT

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from nvfp4_tui.events import EndpointInfo, GpuSample, PhasePlan, RunFinished, RunStarted
-from nvfp4_tui.sources.sample_events import FLEET, sample_events
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.events import EndpointInfo, GpuSample, PhasePlan, RunFinished, RunStarted
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui.palette import cell_styles
-from nvfp4_tui.tui.sample_app import sample_app, settle
 from nvfp4_tui.tui.widgets.vram_table import VramRow, VramTable, vram_rows
+from tests.support.sample_app import sample_app, settle
+from tests.support.sample_events import FLEET, sample_events
 
 T0 = 1_780_000_000.0
 

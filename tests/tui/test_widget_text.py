@@ -6,9 +6,9 @@ from __future__ import annotations
 from rich.style import Style
 from textual.renderables.digits import Digits as DigitsRenderable
 
-from nvfp4_tui.events import EndpointInfo, PhasePlan, RunStarted
-from nvfp4_tui.slo import CapacityRow
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.events import EndpointInfo, PhasePlan, RunStarted
+from nvfp4_tui.core.slo import CapacityRow
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.readouts import load_text, slo_text
 from nvfp4_tui.tui.source_status import FollowReadout, ReplayReadout

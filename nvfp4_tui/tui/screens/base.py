@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.screen import Screen
 
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.state import FleetState
 
 if TYPE_CHECKING:
     from nvfp4_tui.tui.app import FleetApp

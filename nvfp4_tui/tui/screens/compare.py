@@ -2,7 +2,7 @@
 the significant changes marked as better or worse; under it, aggregate throughput per load level
 and VRAM per GPU.
 
-The numbers and the tests come from ``nvfp4_tui.compare`` (Mann-Whitney U per metric and cell,
+The numbers and the tests come from ``nvfp4_tui.output.compare`` (Mann-Whitney U per metric and cell,
 Holm-adjusted over the whole comparison); this screen only lays them out. A change is coloured
 only when it is significant: better in the success colour, worse in the error colour. Every
 cell shows how many requests it rests on, since "no significant change" at n = 3 means little,
@@ -22,7 +22,9 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from nvfp4_tui.compare import (
+from nvfp4_tui.core.figures.scores import SCORE_LABELS
+from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.output.compare import (
     EFFECT_SIZE,
     MIN_N_FOR_TEST,
     NOT_STEADY_MARK,
@@ -33,15 +35,13 @@ from nvfp4_tui.compare import (
     MetricChange,
     VramChange,
 )
-from nvfp4_tui.figures.scores import SCORE_LABELS
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles, cell_styles
-from nvfp4_tui.tui.plain_text import one_line
 
 
 @dataclass(frozen=True)
 class MetricView:
-    """How one metric of ``nvfp4_tui.compare.METRICS`` reads in the table."""
+    """How one metric of ``nvfp4_tui.output.compare.METRICS`` reads in the table."""
 
     higher_is_better: bool
     # Speeds and latencies add their change as a percentage; a score's change reads from its

@@ -17,11 +17,11 @@ from textual.content import Content
 from textual.widgets import Collapsible, DataTable, Footer, Static
 from textual_plotext.plot import Plot
 
-from nvfp4_tui.figures.scores import SCORE_LABELS
-from nvfp4_tui.state import AnswerText, EndpointState, FleetState
+from nvfp4_tui.core.figures.scores import SCORE_LABELS
+from nvfp4_tui.core.plain_text import plain_text, widget_id
+from nvfp4_tui.core.state import AnswerText, EndpointState, FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import cell_styles
-from nvfp4_tui.tui.plain_text import plain_text, widget_id
 from nvfp4_tui.tui.readouts import (
     class_badge,
     decode_bins,

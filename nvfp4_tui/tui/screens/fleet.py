@@ -21,7 +21,7 @@ from textual.events import Resize
 from textual.geometry import Size
 from textual.widgets import Footer
 
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane, pane_height, pane_readout
 from nvfp4_tui.tui.widgets.run_header import RunHeader, run_readout

@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.widgets import DataTable, Footer, Static
 from textual_plotext.plot import Plot
 
-from nvfp4_tui.figures.board import (
+from nvfp4_tui.core.figures.board import (
     ROUTE_MIN_PROMPTS,
     Board,
     pareto_points,
@@ -24,12 +24,12 @@ from nvfp4_tui.figures.board import (
     route_by_task,
     speed_rows,
 )
-from nvfp4_tui.figures.scores import VERIFIED, score_label
-from nvfp4_tui.slo import load_axis
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.figures.scores import VERIFIED, score_label
+from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.core.slo import load_axis
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles, cell_styles
-from nvfp4_tui.tui.plain_text import one_line
 from nvfp4_tui.tui.readouts import (
     base_text,
     capacity_rows,

@@ -10,9 +10,9 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widget import Widget
 
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
-from nvfp4_tui.tui.plain_text import one_line
 from nvfp4_tui.tui.readouts import phase_text
 from nvfp4_tui.tui.source_status import FollowReadout, ReplayReadout
 from nvfp4_tui.tui.widgets.gpu_pane import STATUS_STYLE, STATUS_TEXT

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import DataTable
 
-from nvfp4_tui.state import FleetState
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles
 from nvfp4_tui.tui.readouts import class_name

@@ -1,0 +1,332 @@
+"""What a run measured: each endpoint's server, model, KV cache and GPU, and the differences
+between two runs' configurations.
+
+At run start ``probe_servers`` asks every endpoint, at once and briefly, for ``/version``,
+``/v1/models`` and the ``cache_config_info`` labels of ``/metrics``; ``gpu_identities`` asks the
+GPU sources what their cards are. ``configuration`` folds both into the manifest's
+``configuration`` key. Every probe is bounded in time and size, and one that fails leaves its
+field None: provenance never stops or delays a run by more than one timeout.
+
+The reading half (``configuration_rows``, ``config_differences``) treats a manifest as
+untrusted input (it may be someone else's snapshot): every value is shown through ``one_line``
+and a manifest without ``configuration`` (an older run, an import) simply has nothing to say.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import math
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import aiohttp
+
+from nvfp4_tui.config.profile import Endpoint
+from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.telemetry.prometheus import (
+    CACHE_CONFIG_INFO,
+    MAX_METRICS_BYTES,
+    NotPrometheusText,
+    api_key,
+    auth_headers,
+    info_labels,
+    read_at_most,
+)
+from nvfp4_tui.telemetry.source import DescribesGpus, GpuIdentity, GpuSource
+
+PROBE_TIMEOUT_S = 2.0
+# /version is a few bytes and /v1/models a few hundred per served model; past this, whatever
+# answers is not the server we mean and its body is not worth keeping.
+MAX_JSON_BYTES = 256 << 10
+MAX_TEXT_CHARS = 200
+MAX_LABELS = 32
+_MAX_MODEL_LEN = 1 << 40
+
+Config = dict[str, Any]  # one endpoint's entry in the manifest's ``configuration``
+
+
+def profile_sha256(resolved: Mapping[str, Any]) -> str:
+    """The hash of the profile as resolved (secrets are never in it), keys in a fixed order so
+    the same profile always hashes alike."""
+    text = json.dumps(resolved, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def clean_text(value: object, secret: str | None = None) -> str | None:
+    """A string from outside as it may be stored or shown: the key out, one line, capped."""
+    if not isinstance(value, str):
+        return None
+    if secret:
+        value = value.replace(secret, "***")
+    # Bidi and other format characters (Cf) out too: they can make a line read as another.
+    shown = "".join(c for c in one_line(value) if unicodedata.category(c) not in ("Cf", "Cs"))
+    text = shown[:MAX_TEXT_CHARS]
+    return text or None
+
+
+async def probe_servers(
+    endpoints: Sequence[Endpoint],
+    http: aiohttp.ClientSession,
+    *,
+    timeout_s: float = PROBE_TIMEOUT_S,
+) -> dict[str, Config]:
+    """Each endpoint's server version, model root, context length and cache settings; all
+    endpoints and all three requests at once, so the whole probe takes one timeout at most."""
+    found = await asyncio.gather(*(_probe(e, http, timeout_s) for e in endpoints))
+    return {e.id: config for e, config in zip(endpoints, found, strict=True)}
+
+
+async def _probe(endpoint: Endpoint, http: aiohttp.ClientSession, timeout_s: float) -> Config:
+    secret = api_key(endpoint)
+    version, models, metrics = await asyncio.gather(
+        _get(http, endpoint, "/version", MAX_JSON_BYTES, timeout_s),
+        _get(http, endpoint, "/v1/models", MAX_JSON_BYTES, timeout_s),
+        _get(http, endpoint, "/metrics", MAX_METRICS_BYTES, timeout_s),
+    )
+    card = _model_card(_json(models), endpoint.model)
+    return {
+        "server_version": clean_text(_field(_json(version), "version"), secret),
+        "model_root": clean_text(_field(card, "root"), secret),
+        "max_model_len": _positive_int(_field(card, "max_model_len")),
+        "cache_config": await _cache_config(metrics, secret),
+    }
+
+
+async def _get(
+    http: aiohttp.ClientSession, endpoint: Endpoint, path: str, limit: int, timeout_s: float
+) -> str | None:
+    """The body of a 200 answer, None for anything else (no answer, an error, too big)."""
+    try:
+        async with http.get(
+            f"{endpoint.url}{path}",
+            headers=auth_headers(endpoint),
+            timeout=aiohttp.ClientTimeout(total=timeout_s),
+            ssl=endpoint.verify_tls,
+        ) as response:
+            if response.status != 200:
+                return None
+            data = await read_at_most(response.content, limit + 1)
+    except (aiohttp.ClientError, TimeoutError, OSError, ValueError):
+        return None
+    if len(data) > limit:
+        return None
+    # JSON and Prometheus text are UTF-8 by their specs; a charset a server names is not
+    # trusted (one that is no text encoding, or none at all, made aiohttp raise).
+    return data.decode("utf-8", errors="replace")
+
+
+def _json(body: str | None) -> object:
+    if body is None:
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):  # RecursionError: a body of 100,000 "["
+        return None
+
+
+def _field(body: object, key: str) -> object:
+    return body.get(key) if isinstance(body, dict) else None
+
+
+def _model_card(models: object, served: str) -> object:
+    """The ``/v1/models`` entry of the model the run asks for; the only one when ids differ."""
+    cards = _field(models, "data")
+    if not isinstance(cards, list):
+        return None
+    mine = [c for c in cards if _field(c, "id") == served]
+    if mine:
+        return mine[0]
+    return cards[0] if len(cards) == 1 else None
+
+
+def _positive_int(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < _MAX_MODEL_LEN:
+        return value
+    return None
+
+
+async def _cache_config(body: str | None, secret: str | None) -> dict[str, str] | None:
+    if body is None:
+        return None
+    try:
+        # A vLLM body is tens of kB: parse it off the loop, as the scraper does.
+        labels = await asyncio.to_thread(info_labels, body, CACHE_CONFIG_INFO)
+    except NotPrometheusText:
+        return None
+    if labels is None:
+        return None
+    kept: dict[str, str] = {}
+    for name, value in sorted(labels.items())[:MAX_LABELS]:
+        key, text = clean_text(name, secret), clean_text(value, secret)
+        if key is not None and text is not None:
+            kept[key] = text
+    return kept
+
+
+def gpu_identities(sources: Sequence[GpuSource]) -> dict[int, GpuIdentity]:
+    """What each source says of its GPUs, by index (blocking: NVML and the simulator's HTTP);
+    a source that cannot describe its GPUs, or fails to, adds nothing."""
+    found: dict[int, GpuIdentity] = {}
+    for source in sources:
+        if not isinstance(source, DescribesGpus):
+            continue
+        # A source broken in a way its own code did not foresee must not stop the run.
+        with contextlib.suppress(Exception):
+            for identity in source.identities():
+                found.setdefault(identity.gpu, identity)
+    return found
+
+
+def configuration(
+    endpoints: Sequence[Endpoint],
+    probed: Mapping[str, Config],
+    gpus: Mapping[int, GpuIdentity],
+) -> dict[str, Config]:
+    """The manifest's ``configuration``: per endpoint id its label, its GPU index, what its
+    server said and what its GPU is (None where unknown)."""
+    body: dict[str, Config] = {}
+    for endpoint in endpoints:
+        index = endpoint.gpu if isinstance(endpoint.gpu, int) else None
+        identity = gpus.get(index) if index is not None else None
+        body[endpoint.id] = {
+            "label": endpoint.label,
+            "gpu": index,
+            **probed.get(endpoint.id, {}),
+            "gpu_identity": None if identity is None else _identity_fields(identity),
+        }
+    return body
+
+
+def _identity_fields(identity: GpuIdentity) -> dict[str, Any]:
+    fields = asdict(identity)
+    del fields["gpu"]  # the entry's own ``gpu``
+    for key in ("name", "uuid", "driver_version", "cuda_driver_version"):
+        fields[key] = clean_text(fields[key])
+    return fields
+
+
+# ---- reading a manifest
+
+
+def _entries(manifest: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    config = manifest.get("configuration")
+    if not isinstance(config, dict):
+        return {}
+    return {str(k): v for k, v in config.items() if isinstance(v, dict)}
+
+
+def _shown(value: object) -> str | None:
+    """A stored value as text, or None; anything but a string or a finite number is unknown."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:g}" if math.isfinite(value) else None
+    return clean_text(value)
+
+
+def _cache(key: str) -> Callable[[Mapping[str, Any]], object]:
+    return lambda entry: _field(entry.get("cache_config"), key)
+
+
+def _gpu(key: str) -> Callable[[Mapping[str, Any]], object]:
+    return lambda entry: _field(entry.get("gpu_identity"), key)
+
+
+# What ``config_differences`` compares, in the order it lists them, by the name it shows.
+COMPARED: tuple[tuple[str, Callable[[Mapping[str, Any]], object]], ...] = (
+    ("server_version", lambda e: e.get("server_version")),
+    ("model_root", lambda e: e.get("model_root")),
+    ("max_model_len", lambda e: e.get("max_model_len")),
+    ("kv_cache_dtype", _cache("cache_dtype")),
+    ("block_size", _cache("block_size")),
+    ("gpu_memory_utilization", _cache("gpu_memory_utilization")),
+    ("gpu_name", _gpu("name")),
+    ("driver_version", _gpu("driver_version")),
+    ("cuda_driver_version", _gpu("cuda_driver_version")),
+    ("power_limit_w", _gpu("power_limit_w")),
+    ("max_sm_clock_mhz", _gpu("max_sm_clock_mhz")),
+    ("max_mem_clock_mhz", _gpu("max_mem_clock_mhz")),
+)
+
+
+def _where(endpoint_id: str, entry: Mapping[str, Any]) -> str:
+    label = _shown(entry.get("label")) or one_line(endpoint_id)
+    gpu = entry.get("gpu")
+    return f"GPU {gpu} ({label})" if isinstance(gpu, int) and not isinstance(gpu, bool) else label
+
+
+def _pairs(
+    a: dict[str, Mapping[str, Any]], b: dict[str, Mapping[str, Any]]
+) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]:
+    """Entries matched by endpoint id, then by label, as compare matches endpoints."""
+    pairs = [(k, a[k], b[k]) for k in a if k in b]
+    b_by_label = {_shown(v.get("label")): v for k, v in b.items() if k not in a}
+    for k, entry in a.items():
+        other = b_by_label.pop(_shown(entry.get("label")), None) if k not in b else None
+        if other is not None:
+            pairs.append((k, entry, other))
+    return pairs
+
+
+def config_differences(a_manifest: Mapping[str, Any], b_manifest: Mapping[str, Any]) -> list[str]:
+    """One line per setting that differs between run A and run B, e.g. ``kv_cache_dtype: fp8 →
+    auto on GPU 3 (qwen3.5)``; a setting unknown on either side is not a difference."""
+    lines = []
+    a_versions, b_versions = a_manifest.get("versions"), b_manifest.get("versions")
+    for key in ("nvfp4_tui", "python"):
+        x, y = _shown(_field(a_versions, key)), _shown(_field(b_versions, key))
+        if x is not None and y is not None and x != y:
+            lines.append(f"{key}: {x} → {y} (client)")
+    for endpoint_id, a, b in _pairs(_entries(a_manifest), _entries(b_manifest)):
+        for name, read in COMPARED:
+            x, y = _shown(read(a)), _shown(read(b))
+            if x is not None and y is not None and x != y:
+                lines.append(f"{name}: {x} → {y} on {_where(endpoint_id, b)}")
+    return lines
+
+
+CONFIGURATION_HEADERS = [
+    "endpoint",
+    "GPU",
+    "server",
+    "model root",
+    "max len",
+    "KV cache",
+    "GPU name",
+    "driver",
+]
+
+
+def configuration_rows(manifest: Mapping[str, Any]) -> list[list[str]]:
+    """The report's Configuration table, a row per endpoint ("—" where unknown); [] for a
+    manifest that recorded none."""
+    rows = []
+    # By GPU, as the panes are (the manifest's JSON keeps its keys sorted by id).
+    by_gpu = sorted(
+        _entries(manifest).items(),
+        key=lambda item: (not isinstance(item[1].get("gpu"), int), item[1].get("gpu") or 0),
+    )
+    for endpoint_id, entry in by_gpu:
+        driver = _shown(_gpu("driver_version")(entry))
+        cuda = _shown(_gpu("cuda_driver_version")(entry))
+        if driver is not None and cuda is not None:
+            driver = f"{driver} (CUDA {cuda})"
+        cells = [
+            _shown(entry.get("label")) or one_line(endpoint_id),
+            _shown(entry.get("gpu")),
+            _shown(entry.get("server_version")),
+            _shown(entry.get("model_root")),
+            _shown(entry.get("max_model_len")),
+            _shown(_cache("cache_dtype")(entry)),
+            _shown(_gpu("name")(entry)),
+            driver,
+        ]
+        rows.append([c if c is not None else "—" for c in cells])
+    return rows

@@ -1,0 +1,645 @@
+"""Fleet profiles: a TOML file naming the endpoints and the run plan, read into typed objects."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.tomlcheck import (
+    ConfigError,
+    Problems,
+    Table,
+    a_bool,
+    a_list_of,
+    a_number,
+    a_string,
+    an_int,
+    load_toml,
+    one_of,
+)
+from nvfp4_tui.core.events import EndpointInfo
+from nvfp4_tui.core.slo import SloTargets
+
+ModelClass = Literal["moe", "dense"]
+Arrivals = Literal["constant", "poisson"]
+
+# The seed's scaling run for Qwen3.6 (per-request decode tok/s 170/140/135/73 at c=1/2/4/8),
+# as each request's speed relative to concurrency 1.
+SEED_CONCURRENCY_CURVE: tuple[tuple[int, float], ...] = (
+    (1, 1.0),
+    (2, 140 / 170),
+    (4, 135 / 170),
+    (8, 73 / 170),
+)
+RTX_PRO_6000_TOTAL_MIB = 97887
+MAX_RETRIES = 10
+# Upper bounds far past any real run: a typo such as 10**18 gets a one-line error, not an
+# event loop asked to hold that many requests in flight.
+MAX_CONCURRENCY = 4096
+MAX_REQUESTS = 1_000_000
+MAX_RATE_RPS = 10_000.0
+MAX_SECONDS = 7 * 24 * 3600.0
+MAX_TOKENS = 1 << 20
+_seconds = a_number(above=0, maximum=MAX_SECONDS)
+_SECONDS = f"a number of seconds > 0 and <= {MAX_SECONDS:g}"
+_requests = an_int(1, MAX_REQUESTS)
+_REQUESTS = f"an integer from 1 to {MAX_REQUESTS}"
+_CONCURRENCY = f"an integer from 1 to {MAX_CONCURRENCY}"
+_concurrency_list = a_list_of(an_int(1, MAX_CONCURRENCY))
+_CONCURRENCY_LIST = f"a non-empty list of integers from 1 to {MAX_CONCURRENCY}"
+_RATES = f"a number of requests/s > 0 and <= {MAX_RATE_RPS:g}, or a list of them"
+_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+# vLLM's --kv-cache-dtype choices: the simulator labels its cache with one, as vLLM does.
+KV_CACHE_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """Faults the simulator injects on one endpoint; all off by default."""
+
+    down: bool = False  # connection refused
+    http_status: int | None = None  # 429, 500 or 503 answered at error_rate
+    error_rate: float = 0.0
+    stall_s: float = 0.0  # a pause mid-stream, at stall_rate
+    stall_rate: float = 0.0
+    reset_rate: float = 0.0  # connection reset mid-stream
+    malformed_rate: float = 0.0  # a chunk that is not JSON
+    cutoff_rate: float = 0.0  # the stream ends before finish_reason and [DONE]
+    drip_s: float = 0.0  # extra delay before every chunk (slow drip)
+
+
+@dataclass(frozen=True)
+class SimSpec:
+    """How the built-in simulator serves one endpoint."""
+
+    decode_tps: float
+    ttft_s: float
+    vram_used_mib: float
+    vram_total_mib: float = RTX_PRO_6000_TOTAL_MIB
+    prefill_tps: float = 8000.0  # TTFT grows by prompt_tokens / prefill_tps
+    concurrency_curve: tuple[tuple[int, float], ...] = SEED_CONCURRENCY_CURVE
+    reasoning: bool = False
+    tools: bool = True
+    quality: float = 0.8  # 0..1: how good its answers are
+    power_limit_w: float = 600.0
+    gpu_name: str = "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"
+    kv_cache_dtype: str = "auto"  # shown in /metrics' cache_config_info; it changes no timing
+    seed: int = 0
+    faults: FaultSpec = field(default_factory=FaultSpec)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    id: str
+    label: str
+    url: str  # base URL without a trailing /v1
+    model: str
+    gpu: int | str | None  # index, UUID, "auto" or None
+    model_class: ModelClass
+    active_params_b: float | None = None
+    experts: int | None = None
+    api_key_env: str | None = None
+    telemetry: str = "nvml"  # nvml | none | sim | dcgm:URL
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    sim: SimSpec | None = None
+    slo: SloTargets | None = None  # None: the run's
+    verify_tls: bool = True  # False: an https endpoint's certificate is not checked (said loudly)
+    time_scale: float = 1.0  # a simulator's clock factor (demo --time-scale)
+
+    @property
+    def info(self) -> EndpointInfo:
+        return EndpointInfo(
+            id=self.id,
+            label=self.label,
+            url=self.url,
+            model=self.model,
+            gpu=self.gpu if isinstance(self.gpu, int) else None,
+            model_class=self.model_class,
+            active_params_b=self.active_params_b,
+            experts=self.experts,
+            simulated=self.sim is not None,
+            time_scale=self.time_scale,
+        )
+
+    def with_url(self, url: str) -> Endpoint:
+        return replace(self, url=url)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """How a sweep climbs (when the profile lists one level) and when it stops before the top.
+
+    Stop rules, checked after each step: the step's error share passed ``max_error_share``, its
+    SLO attainment fell below the target, or aggregate throughput grew < 5% over the last step.
+    """
+
+    factor: float = 2.0
+    max_steps: int = 8
+    max_error_share: float = 0.05
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    name: str
+    suites: tuple[str, ...]
+    concurrency: tuple[int, ...] = (1,)
+    requests: int | None = 2  # per prompt per phase; None when duration_s bounds phases
+    duration_s: float | None = None
+    temperature: float = 0.3
+    timeout_s: float = 300.0
+    max_tokens: int | None = None
+    warmup: bool = True
+    seed: int = 0
+    rate_rps: tuple[float, ...] = ()  # open-loop levels; empty: closed loop at ``concurrency``
+    arrivals: Arrivals = "poisson"
+    max_concurrency: int | None = None  # open loop: the cap on requests in flight
+    sweep: SweepSpec | None = None
+    # Left out of timing statistics: the first / last requests of each phase, by count or time.
+    warmup_requests: int = 0
+    warmup_s: float = 0.0
+    cooldown_requests: int = 0
+    cooldown_s: float = 0.0
+    max_duration_s: float | None = None  # per phase: stop sending once reached
+    max_requests: int | None = None
+    max_errors: int | None = None
+    slo: SloTargets = field(default_factory=SloTargets)
+    retries: int = 0  # resends of a request answered 429 or 503; every attempt is its own row
+    # An endpoint refusing connections is probed this long: past a large model's reload.
+    outage_give_up_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """An OpenAI-compatible endpoint that grades answers by a rubric per suite (off when absent)."""
+
+    url: str
+    model: str
+    rubrics: dict[str, str]
+    api_key_env: str | None = None
+    timeout_s: float = 60.0
+    max_tokens: int = 512
+
+
+@dataclass(frozen=True)
+class Profile:
+    path: Path
+    run: RunPlan
+    endpoints: tuple[Endpoint, ...]
+    judge: JudgeSpec | None = None
+
+    @property
+    def suite_dirs(self) -> tuple[Path, ...]:
+        """Where its suites are found: the built-in ones, then the profile's own ``suites/``
+        folder, whose files add suites or replace built-in ones of the same name."""
+        return (BUILTIN_SUITES, self.path.parent / "suites")
+
+    def with_gpus(self, gpus: dict[str, int]) -> Profile:
+        """The profile with endpoints' GPUs replaced by resolved indices (UUID or "auto")."""
+        endpoints = tuple(replace(e, gpu=gpus.get(e.id, e.gpu)) for e in self.endpoints)
+        return replace(self, endpoints=endpoints)
+
+    def with_telemetry(self, telemetry: str) -> Profile:
+        """Every endpoint's GPU telemetry from one kind of source ("sim" only where simulated)."""
+        endpoints = tuple(
+            replace(e, telemetry="none" if telemetry == "sim" and e.sim is None else telemetry)
+            for e in self.endpoints
+        )
+        return replace(self, endpoints=endpoints)
+
+
+def _url(raw: Any) -> str | None:
+    if not isinstance(raw, str):
+        return None
+    parsed = urlparse(raw.strip())
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return None
+    try:
+        parsed.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        return None
+    base = raw.strip().rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def _gpu(raw: Any) -> int | str | None:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw if raw >= 0 else None
+    if isinstance(raw, str) and (raw == "auto" or raw.startswith(("GPU-", "MIG-"))):
+        return raw
+    return None
+
+
+def _telemetry(raw: Any) -> str | None:
+    if raw in ("nvml", "none", "sim"):
+        return raw
+    if isinstance(raw, str) and raw.startswith("dcgm:") and _url(raw[5:]):
+        return raw
+    return None
+
+
+def _an_id(raw: Any) -> str | None:
+    return raw if isinstance(raw, str) and _ID.match(raw) else None
+
+
+def _curve(raw: Any) -> tuple[tuple[int, float], ...] | None:
+    if not isinstance(raw, list) or not raw:
+        return None
+    points: list[tuple[int, float]] = []
+    for item in raw:
+        if not (isinstance(item, list) and len(item) == 2):
+            return None
+        c, factor = an_int(1)(item[0]), a_number(above=0)(item[1])
+        if c is None or factor is None:
+            return None
+        points.append((c, factor))
+    concurrencies = [c for c, _ in points]
+    if concurrencies != sorted(set(concurrencies)) or concurrencies[0] != 1:
+        return None
+    return tuple(points)
+
+
+def _rate(raw: Any) -> float | None:
+    return a_number(minimum=0, maximum=1)(raw)
+
+
+def _read_faults(table: Table | None) -> FaultSpec:
+    if table is None:
+        return FaultSpec()
+    spec = FaultSpec(
+        down=table.get("down", a_bool, "true or false", False),
+        http_status=table.get(
+            "http_status",
+            lambda v: v if v in (400, 404, 422, 429, 500, 503) else None,
+            "one of 400, 404, 422, 429, 500, 503",
+            None,
+        ),
+        error_rate=table.get("error_rate", _rate, "a number from 0 to 1", 0.0),
+        stall_s=table.get("stall_s", a_number(minimum=0), "a number of seconds >= 0", 0.0),
+        stall_rate=table.get("stall_rate", _rate, "a number from 0 to 1", 0.0),
+        reset_rate=table.get("reset_rate", _rate, "a number from 0 to 1", 0.0),
+        malformed_rate=table.get("malformed_rate", _rate, "a number from 0 to 1", 0.0),
+        cutoff_rate=table.get("cutoff_rate", _rate, "a number from 0 to 1", 0.0),
+        drip_s=table.get("drip_s", a_number(minimum=0), "a number of seconds >= 0", 0.0),
+    )
+    table.finish()
+    return spec
+
+
+def _read_sim(table: Table | None) -> SimSpec | None:
+    if table is None:
+        return None
+    positive = a_number(above=0)
+    spec = SimSpec(
+        decode_tps=table.get("decode_tps", positive, "a number of tokens/s > 0", 1.0),
+        ttft_s=table.get("ttft_s", a_number(minimum=0), "a number of seconds >= 0", 0.1),
+        vram_used_mib=table.get("vram_used_mib", a_number(minimum=0), "a number of MiB >= 0", 0.0),
+        vram_total_mib=table.get(
+            "vram_total_mib", positive, "a number of MiB > 0", RTX_PRO_6000_TOTAL_MIB
+        ),
+        prefill_tps=table.get("prefill_tps", positive, "a number of tokens/s > 0", 8000.0),
+        concurrency_curve=table.get(
+            "concurrency_curve",
+            _curve,
+            "a list of [concurrency, speed factor] pairs, increasing, starting at [1, 1.0]",
+            SEED_CONCURRENCY_CURVE,
+        ),
+        reasoning=table.get("reasoning", a_bool, "true or false", False),
+        tools=table.get("tools", a_bool, "true or false", True),
+        quality=table.get("quality", _rate, "a number from 0 to 1", 0.8),
+        power_limit_w=table.get("power_limit_w", positive, "a number of watts > 0", 600.0),
+        gpu_name=table.get("gpu_name", a_string, "a non-empty string", SimSpec.gpu_name),
+        kv_cache_dtype=table.get(
+            "kv_cache_dtype",
+            lambda v: v if v in KV_CACHE_DTYPES else None,
+            "one of " + ", ".join(KV_CACHE_DTYPES),
+            SimSpec.kv_cache_dtype,
+        ),
+        seed=table.get("seed", an_int(0), "an integer >= 0", 0),
+        faults=_read_faults(table.table("faults")),
+    )
+    table.finish()
+    return spec
+
+
+def _read_slo(table: Table | None, base: SloTargets) -> SloTargets:
+    """An ``slo`` table; keys it leaves out keep ``base``'s (the run's, for an endpoint)."""
+    if table is None:
+        return base
+    seconds, expected = a_number(above=0), "a number of seconds > 0"
+    targets = SloTargets(
+        ttft_s=table.get("ttft_s", seconds, expected, base.ttft_s),
+        tpot_s=table.get("tpot_s", seconds, expected, base.tpot_s),
+        e2e_s=table.get("e2e_s", seconds, expected, base.e2e_s),
+        attainment=table.get(
+            "attainment", a_number(above=0, maximum=1), "a share > 0 and <= 1", base.attainment
+        ),
+    )
+    table.finish()
+    return targets
+
+
+def _read_sweep(table: Table) -> SweepSpec | None:
+    if not isinstance(table.data.get("sweep"), dict):
+        expected = "true, false or a table such as { factor = 2, max_steps = 8 }"
+        return SweepSpec() if table.get("sweep", a_bool, expected, False) else None
+    sweep = table.table("sweep")
+    assert sweep is not None
+    spec = SweepSpec(
+        factor=sweep.get("factor", a_number(above=1), "a number > 1", 2.0),
+        max_steps=sweep.get("max_steps", an_int(2), "an integer >= 2", 8),
+        max_error_share=sweep.get(
+            "max_error_share", a_number(minimum=0, maximum=1), "a share from 0 to 1", 0.05
+        ),
+    )
+    sweep.finish()
+    return spec
+
+
+def _rates(raw: Any) -> tuple[float, ...] | None:
+    rate = a_number(above=0, maximum=MAX_RATE_RPS)
+    if isinstance(raw, list):
+        return a_list_of(rate)(raw)
+    value = rate(raw)
+    return (value,) if value is not None else None
+
+
+def _plan_problems(run: RunPlan) -> list[tuple[str, str]]:
+    """What is wrong with the way a plan's keys combine: (key, message) pairs."""
+    problems: list[tuple[str, str]] = []
+    if run.warmup_requests and run.warmup_s:
+        problems.append(("warmup_s", "set either warmup_requests or warmup_s, not both"))
+    if run.cooldown_requests and run.cooldown_s:
+        problems.append(("cooldown_s", "set either cooldown_requests or cooldown_s, not both"))
+    if run.cooldown_requests and run.duration_s is not None:
+        problems.append(
+            (
+                "cooldown_requests",
+                "needs phases bounded by requests; with duration_s use cooldown_s",
+            )
+        )
+    if run.cooldown_s and run.duration_s is None and not run.rate_rps:
+        problems.append(
+            (
+                "cooldown_s",
+                "a closed loop bounded by requests has no known end; "
+                "use cooldown_requests, or duration_s",
+            )
+        )
+    if run.duration_s is not None and run.warmup_s + run.cooldown_s >= run.duration_s:
+        problems.append(("cooldown_s", "warmup_s + cooldown_s must be shorter than duration_s"))
+    levels = run.rate_rps or run.concurrency
+    if run.sweep is not None and list(levels) != sorted(set(levels)):
+        key = "rate" if run.rate_rps else "concurrency"
+        problems.append((key, "a sweep climbs: expected increasing levels"))
+    if not run.rate_rps and run.max_requests is not None:
+        from nvfp4_tui.bench.sweep import load_levels  # bench.sweep imports this module
+
+        top = max(level.concurrency for level in load_levels(run))
+        if top > run.max_requests:
+            # Such a step never holds its load; its flat throughput would read as a knee.
+            problems.append(
+                (
+                    "max_requests",
+                    f"{run.max_requests} requests a phase can never hold c={top} in flight; "
+                    "raise it, or end the concurrency levels (or sweep.max_steps) lower",
+                )
+            )
+    return problems
+
+
+def _read_endpoint(table: Table, run_slo: SloTargets) -> Endpoint:
+    sim = _read_sim(table.table("sim"))
+    endpoint_id = table.get("id", _an_id, "an id of letters, digits, '_', '.' or '-'")
+    endpoint = Endpoint(
+        id=endpoint_id or "",
+        label=table.get("label", a_string, "a non-empty string", endpoint_id or ""),
+        url=table.get("url", _url, "an http(s) URL such as http://127.0.0.1:8016") or "",
+        model=table.get("model", a_string, "the served model name, a non-empty string") or "",
+        gpu=table.get("gpu", _gpu, 'an integer >= 0, a GPU UUID ("GPU-…") or "auto"', None),
+        model_class=table.get("class", one_of("moe", "dense"), '"moe" or "dense"', "dense"),
+        active_params_b=table.get("active_params_b", a_number(above=0), "a number > 0", None),
+        experts=table.get("experts", an_int(1), "an integer >= 1", None),
+        api_key_env=table.get("api_key_env", a_string, "the name of an environment variable", None),
+        verify_tls=table.get("verify_tls", a_bool, "true or false", True),
+        telemetry=table.get(
+            "telemetry",
+            _telemetry,
+            '"nvml", "none", "sim" or "dcgm:http://host:9400/metrics"',
+            "sim" if sim is not None else "nvml",
+        ),
+        extra_body=table.get(
+            "extra_body", lambda v: v if isinstance(v, dict) else None, "a table", {}
+        ),
+        sim=sim,
+        slo=_read_slo(table.table("slo"), run_slo) if "slo" in table.data else None,
+    )
+    table.finish()
+    return endpoint
+
+
+def _retries(raw: Any) -> int | None:
+    count = an_int(0)(raw)
+    return count if count is not None and count <= MAX_RETRIES else None
+
+
+def _read_run(table: Table | None, path: Path) -> RunPlan:
+    if table is None:
+        return RunPlan(name=path.stem, suites=())
+    duration_s = table.get("duration_s", _seconds, _SECONDS, None)
+    requests = table.get("requests", _requests, _REQUESTS, None if duration_s else 2)
+    if duration_s is not None and requests is not None:
+        table.problems.add(f"{table.key}.requests", "set either requests or duration_s, not both")
+    plan = RunPlan(
+        name=table.get("name", a_string, "a non-empty string", path.stem),
+        suites=table.get("suites", a_list_of(_an_id), "a non-empty list of suite names"),
+        concurrency=table.get("concurrency", _concurrency_list, _CONCURRENCY_LIST, (1,)),
+        requests=requests,
+        duration_s=duration_s,
+        temperature=table.get("temperature", a_number(0, maximum=2), "a number from 0 to 2", 0.3),
+        timeout_s=table.get("timeout_s", _seconds, _SECONDS, 300.0),
+        max_tokens=table.get(
+            "max_tokens", an_int(1, MAX_TOKENS), f"an integer from 1 to {MAX_TOKENS}", None
+        ),
+        warmup=table.get("warmup", a_bool, "true or false", True),
+        seed=table.get("seed", an_int(0), "an integer >= 0", 0),
+        retries=table.get("retries", _retries, f"an integer from 0 to {MAX_RETRIES}", 0),
+        outage_give_up_s=table.get("outage_give_up_s", _seconds, _SECONDS, 600.0),
+        **_read_load(table),
+    )
+    for key, message in _plan_problems(plan):
+        table.problems.add(f"{table.key}.{key}", message)
+    table.finish()
+    return plan
+
+
+def _read_load(table: Table) -> dict[str, Any]:
+    """The [run] keys that shape the load, bound each phase and set the SLO."""
+    rate = table.get("rate", _rates, _RATES, ())
+    open_loop = "rate" in table.data
+    if open_loop and "concurrency" in table.data:
+        table.problems.add(
+            f"{table.key}.rate",
+            "set either concurrency (closed loop) or rate (open loop), not both",
+        )
+    for key in ("arrivals", "max_concurrency"):
+        if key in table.data and not open_loop:
+            table.problems.add(f"{table.key}.{key}", "only applies with rate (an open loop)")
+    count, seconds = an_int(0), a_number(minimum=0)
+    return {
+        "rate_rps": rate,
+        "arrivals": table.get(
+            "arrivals", one_of("constant", "poisson"), '"constant" or "poisson"', "poisson"
+        ),
+        "max_concurrency": table.get(
+            "max_concurrency", an_int(1, MAX_CONCURRENCY), _CONCURRENCY, None
+        ),
+        "sweep": _read_sweep(table),
+        "warmup_requests": table.get("warmup_requests", count, "an integer >= 0", 0),
+        "warmup_s": table.get("warmup_s", seconds, "a number of seconds >= 0", 0.0),
+        "cooldown_requests": table.get("cooldown_requests", count, "an integer >= 0", 0),
+        "cooldown_s": table.get("cooldown_s", seconds, "a number of seconds >= 0", 0.0),
+        "max_duration_s": table.get("max_duration_s", _seconds, _SECONDS, None),
+        "max_requests": table.get("max_requests", an_int(1), "an integer >= 1", None),
+        "max_errors": table.get("max_errors", an_int(1), "an integer >= 1", None),
+        "slo": _read_slo(table.table("slo"), SloTargets()),
+    }
+
+
+def _rubrics(raw: Any) -> dict[str, str] | None:
+    if not isinstance(raw, dict) or not raw:
+        return None
+    if not all(_an_id(k) and a_string(v) for k, v in raw.items()):
+        return None
+    return dict(raw)
+
+
+def _read_judge(table: Table | None) -> JudgeSpec | None:
+    if table is None:
+        return None
+    spec = JudgeSpec(
+        url=table.get("url", _url, "an http(s) URL such as http://127.0.0.1:8030") or "",
+        model=table.get("model", a_string, "the judge's served model name") or "",
+        rubrics=table.get("rubrics", _rubrics, "a table of suite name = rubric text") or {},
+        api_key_env=table.get("api_key_env", a_string, "the name of an environment variable", None),
+        timeout_s=table.get("timeout_s", a_number(above=0), "a number of seconds > 0", 60.0),
+        max_tokens=table.get("max_tokens", an_int(1), "an integer >= 1", 512),
+    )
+    table.finish()
+    return spec
+
+
+def load_profile(path: Path) -> Profile:
+    """Read and validate a fleet profile; raises ConfigError with one line per problem."""
+    problems = Problems(path)
+    root = Table(load_toml(path), "", problems)
+    run = _read_run(root.table("run", required=True), path)
+    judge = _read_judge(root.table("judge"))
+    endpoints = [_read_endpoint(t, run.slo) for t in root.tables("endpoint")]
+    root.finish()
+    if not endpoints and "endpoint" not in root.data:
+        problems.add("endpoint", "missing; expected at least one [[endpoint]] table")
+    _check_unique(problems, endpoints, "id", lambda e: e.id)
+    _check_unique(problems, endpoints, "gpu", lambda e: e.gpu if isinstance(e.gpu, int) else None)
+    _check_unique(problems, endpoints, "url", lambda e: e.url)
+    problems.raise_if_any()
+    return Profile(path=path, run=run, endpoints=tuple(endpoints), judge=judge)
+
+
+def with_overrides(
+    profile: Profile,
+    *,
+    suites: tuple[str, ...] | None = None,
+    concurrency: tuple[int, ...] | None = None,
+    requests: int | None = None,
+    duration_s: float | None = None,
+    rate_rps: tuple[float, ...] | None = None,
+    arrivals: str | None = None,
+    sweep: bool = False,
+) -> Profile:
+    """The profile with the command line's plan options applied over its [run] table.
+
+    A rate makes the phases open-loop (``concurrency`` is then ignored); concurrency without a
+    rate makes them closed-loop, whatever the profile said. ``sweep`` over a profile that does
+    not sweep climbs from the given levels, or else from the profile's first one.
+    """
+    run = profile.run
+    if suites:
+        run = replace(run, suites=suites)
+    if rate_rps:
+        _check_option("--rate", list(rate_rps), _rates, _RATES)
+        run = replace(run, rate_rps=rate_rps)
+    elif concurrency:
+        _check_option("--concurrency", list(concurrency), _concurrency_list, _CONCURRENCY_LIST)
+        run = replace(run, concurrency=concurrency, rate_rps=())
+    if arrivals is not None:
+        if arrivals not in ("constant", "poisson"):
+            raise ConfigError([f'--arrivals: expected "constant" or "poisson", got {arrivals!r}'])
+        if not run.rate_rps:
+            raise ConfigError(["--arrivals: only applies with a rate (--rate, or rate in [run])"])
+        run = replace(run, arrivals=arrivals)
+    if sweep and run.sweep is None:
+        if not (rate_rps or concurrency):  # climb from the profile's first level, not its list
+            run = replace(run, concurrency=run.concurrency[:1], rate_rps=run.rate_rps[:1])
+        run = replace(run, sweep=SweepSpec())
+    if requests is not None:
+        _check_option("--requests", requests, _requests, _REQUESTS)
+        run = replace(run, requests=requests, duration_s=None)
+    if duration_s is not None:
+        _check_option("--duration", duration_s, _seconds, _SECONDS)
+        run = replace(run, duration_s=duration_s, requests=None)
+    problems = [f"{profile.path}: run.{key}: {message}" for key, message in _plan_problems(run)]
+    if problems:
+        raise ConfigError([f"{line} (with the command line's options)" for line in problems])
+    return replace(profile, run=run)
+
+
+def _check_option(name: str, value: Any, check: Callable[[Any], Any], expected: str) -> None:
+    if check(value) is None:
+        raise ConfigError([f"{name}: expected {expected}, got {value}"])
+
+
+def with_urls(profile: Profile, urls: dict[str, str], time_scale: float = 1.0) -> Profile:
+    """The profile with some endpoints moved to new base URLs (e.g. where a simulator serves
+    them, on a clock ``time_scale`` times real time)."""
+    endpoints = tuple(
+        replace(e, url=urls[e.id], time_scale=time_scale) if e.id in urls else e
+        for e in profile.endpoints
+    )
+    return replace(profile, endpoints=endpoints)
+
+
+def _check_unique(problems: Problems, endpoints: list[Endpoint], key: str, value) -> None:
+    seen: dict[Any, int] = {}
+    for i, endpoint in enumerate(endpoints):
+        v = value(endpoint)
+        if v is None or v == "":
+            continue
+        if v in seen:
+            problems.add(
+                f"endpoint[{i}].{key}",
+                f"duplicate {key} {v!r}, already used by endpoint[{seen[v]}]",
+            )
+        else:
+            seen[v] = i
+
+
+__all__ = [
+    "ConfigError",
+    "Endpoint",
+    "FaultSpec",
+    "Profile",
+    "RunPlan",
+    "SimSpec",
+    "SloTargets",
+    "SweepSpec",
+    "load_profile",
+    "with_overrides",
+    "with_urls",
+]

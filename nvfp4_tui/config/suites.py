@@ -1,0 +1,405 @@
+"""Prompt suites, built in (``nvfp4_tui/config/data/suites``) or a profile's own, as typed objects.
+
+The package ships the seed's suites; a profile's ``suites/<name>.toml`` adds one, or replaces
+the built-in suite of that name.
+
+A suite file has one ``[suite]`` table and one ``[[prompt]]`` table per prompt::
+
+    [suite]
+    name = "math"            # optional; when given it must equal the file name's stem
+    kind = "math"            # text | code | math | tool_call: picks the heuristic scorer
+    max_tokens = 2048        # per request; a profile's run.max_tokens can only lower it
+    min_words = 400          # required for kind = "text" (the length target), not allowed otherwise
+    system = "..."           # optional system message sent before every prompt
+    scorer = "math"          # optional verifying scorer: see nvfp4_tui/config/checks.py
+
+    [[prompt]]
+    id = "primes-4k3"        # letters, digits, '_', '.', '-'; unique within the suite
+    text = "..."             # the user message
+    [prompt.check]           # what the suite's scorer checks (required when it has one)
+
+A ``tool_call`` suite's prompts also carry the tools offered (OpenAI ``tools`` format, parameters
+as a JSON Schema object) and the calls a good answer makes::
+
+    [[prompt.tools]]
+    type = "function"
+    [prompt.tools.function]
+    name = "convert_currency"            # letters, digits, '_', '-'; at most 64
+    description = "..."                  # optional
+    [prompt.tools.function.parameters]   # type = "object", properties, optional required
+    type = "object"
+    required = ["amount", "from_currency", "to_currency"]
+    [prompt.tools.function.parameters.properties.amount]
+    type = "number"                      # property schemas are passed through unchecked
+
+    [[prompt.expected_calls]]            # made in any order, each matched by one call
+    name = "convert_currency"
+    arguments = { amount = 250, from_currency = "USD", title = { contains = "review" } }
+
+An expected argument is either a literal (string, number, boolean or list) that the call's
+argument must equal, or a constraint table with any of ``contains`` (a substring),
+``one_of`` (a list of literals), ``min`` and ``max`` (inclusive bounds), all of which must hold.
+How literals compare (strings ignore case and surrounding space, lists ignore order) is up to
+the scorer, ``nvfp4_tui.scoring.heuristic``. Arguments the expectation does not name are free.
+
+Every key is checked: an unknown key, a wrong type, a duplicate prompt id, an expected call to a
+tool the prompt does not offer, or an expected argument that is not one of the tool's parameters
+is a one-line error naming the file and key, as for fleet profiles.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from nvfp4_tui.config.checks import (
+    SCORER_KINDS,
+    SCORER_NAMES,
+    PromptCheck,
+    ScorerName,
+    check_tool_schemas,
+    read_prompt_check,
+)
+from nvfp4_tui.config.tomlcheck import (
+    ConfigError,
+    Problems,
+    Table,
+    a_bool,
+    a_list_of,
+    a_number,
+    a_string,
+    an_int,
+    load_toml,
+    one_of,
+    show,
+)
+
+SuiteKind = Literal["text", "code", "math", "tool_call"]
+SUITE_KINDS: tuple[SuiteKind, ...] = ("text", "code", "math", "tool_call")
+ARGUMENT_CONSTRAINTS = ("contains", "one_of", "min", "max")
+# Keys a JSON Schema object may carry beside type, properties and required.
+_SCHEMA_EXTRAS = ("additionalProperties", "description", "title", "$defs", "definitions")
+_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class ExpectedCall:
+    """A tool call a good answer makes: the tool's name and the arguments it must carry."""
+
+    name: str
+    arguments: dict[str, Any]  # parameter -> literal, or a constraint table (ARGUMENT_CONSTRAINTS)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    id: str
+    text: str
+    tools: tuple[dict[str, Any], ...] | None = None  # OpenAI `tools` entries
+    expected_calls: tuple[ExpectedCall, ...] = ()
+    check: PromptCheck | None = None  # what the suite's verifying scorer checks
+
+    def messages(self, system: str | None) -> tuple[dict[str, str], ...]:
+        """One request's chat messages: the suite's system message (if any), then the prompt."""
+        user = {"role": "user", "content": self.text}
+        return ({"role": "system", "content": system}, user) if system else (user,)
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    kind: SuiteKind
+    max_tokens: int
+    min_words: int | None  # the length target of kind "text"
+    system: str | None
+    prompts: tuple[Prompt, ...]
+    path: Path
+    scorer: ScorerName | None = None  # the verifying scorer; None: heuristic scores only
+
+
+def _an_id(raw: Any) -> str | None:
+    return raw if isinstance(raw, str) and _ID.match(raw) else None
+
+
+def _a_tool_name(raw: Any) -> str | None:
+    return raw if isinstance(raw, str) and _TOOL_NAME.match(raw) else None
+
+
+def _is_json(raw: Any) -> bool:
+    """Whether a TOML value has a JSON form (TOML dates and times, and inf/nan, do not)."""
+    if isinstance(raw, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in raw.items())
+    if isinstance(raw, list):
+        return all(_is_json(v) for v in raw)
+    if isinstance(raw, float):
+        return math.isfinite(raw)
+    return isinstance(raw, str | int | bool)
+
+
+def _property_schemas(raw: Any) -> dict[str, Any] | None:
+    if not isinstance(raw, dict) or not _is_json(raw):
+        return None
+    return raw if all(isinstance(schema, dict) for schema in raw.values()) else None
+
+
+def _literal(raw: Any) -> Any:
+    """A literal expected argument: a string, finite number, boolean, or a list of those."""
+    if isinstance(raw, list):
+        return raw if all(_literal(v) is not None for v in raw) else None
+    if isinstance(raw, float):
+        return raw if math.isfinite(raw) else None
+    return raw if isinstance(raw, str | int | bool) else None
+
+
+def _not_for_this_kind(table: Table, key: str, condition: str) -> None:
+    """Report ``key`` when the suite's kind does not use it."""
+    table.read.add(key)
+    if key in table.data:
+        table.problems.add(f"{table.key}.{key}", f"only allowed when {condition}")
+
+
+def _parameter_names(tool: dict[str, Any]) -> set[str] | None:
+    """The names of a tool's parameters; None when its schema is too broken to say."""
+    parameters = tool["function"].get("parameters")
+    properties = parameters.get("properties", {}) if isinstance(parameters, dict) else None
+    return set(properties) if isinstance(properties, dict) else None
+
+
+def _read_parameters(table: Table) -> None:
+    table.get("type", one_of("object"), '"object"')
+    properties = table.get(
+        "properties", _property_schemas, "a table of parameter schemas, one per parameter", None
+    )
+    if properties is None and "properties" not in table.data:
+        properties = {}  # a tool without parameters
+    required = table.get(
+        "required", a_list_of(a_string, non_empty=False), "a list of parameter names", ()
+    )
+    for name in required or ():
+        if properties is not None and name not in properties:
+            table.problems.add(f"{table.key}.required", f"{name!r} is not one of the properties")
+    for key in _SCHEMA_EXTRAS:
+        table.get(key, lambda v: v if _is_json(v) else None, "a JSON value", None)
+    table.finish()
+
+
+def _read_tool(table: Table) -> tuple[str, dict[str, Any]] | None:
+    """A tool as (name, OpenAI tool entry), or None when its function table is missing."""
+    table.get("type", one_of("function"), '"function"')
+    function = table.table("function", required=True)
+    table.finish()
+    if function is None:
+        return None
+    name = function.get(
+        "name", _a_tool_name, "a tool name of letters, digits, '_' or '-', at most 64"
+    )
+    function.get("description", a_string, "a non-empty string", None)
+    function.get("strict", a_bool, "true or false", None)
+    parameters = function.table("parameters", required=True)
+    if parameters is not None and isinstance(function.data["parameters"], dict):
+        _read_parameters(parameters)  # (not a table: already reported, nothing more to say)
+    function.finish()
+    return (name, table.data) if name else None
+
+
+def _read_constraint(raw: dict[str, Any], key: str, problems: Problems) -> dict[str, Any]:
+    table = Table(raw, key, problems)
+    table.get("contains", a_string, "a non-empty string", None)
+    table.get("one_of", a_list_of(_literal), "a non-empty list of values", None)
+    low = table.get("min", a_number(), "a number", None)
+    high = table.get("max", a_number(), "a number", None)
+    table.finish()
+    if not raw:
+        problems.add(key, f"expected at least one of {', '.join(ARGUMENT_CONSTRAINTS)}")
+    if low is not None and high is not None and low > high:
+        problems.add(key, f"min {show(raw['min'])} is above max {show(raw['max'])}")
+    return raw
+
+
+def _read_arguments(table: Table | None, parameter_names: set[str] | None) -> dict[str, Any]:
+    if table is None:
+        return {}
+    arguments: dict[str, Any] = {}
+    for key, raw in table.data.items():
+        name = f"{table.key}.{key}"
+        if isinstance(raw, dict):
+            arguments[key] = _read_constraint(raw, name, table.problems)
+        elif _literal(raw) is not None:
+            arguments[key] = raw
+        else:
+            table.problems.add(
+                name,
+                "expected a string, number, boolean, list, or a table of "
+                f"{', '.join(ARGUMENT_CONSTRAINTS)}, got {show(raw)}",
+            )
+    if parameter_names is not None:
+        # Only the tool's parameters are known keys, so a typo gets a did-you-mean.
+        table.finish(allowed_extra=parameter_names)
+    return arguments
+
+
+def _read_expected_call(table: Table, tools: dict[str, dict[str, Any]]) -> ExpectedCall | None:
+    name = table.get("name", a_string, "the name of one of the prompt's tools")
+    tool = tools.get(name) if name else None
+    if name and tool is None and tools:
+        close = difflib.get_close_matches(name, sorted(tools), n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"tools: {', '.join(tools)}"
+        table.problems.add(f"{table.key}.name", f"no tool named {name!r}; {hint}")
+    parameter_names = _parameter_names(tool) if tool else None
+    arguments = _read_arguments(table.table("arguments"), parameter_names)
+    table.finish()
+    return ExpectedCall(name=name, arguments=arguments) if name else None
+
+
+def _read_tool_parts(
+    table: Table, kind: SuiteKind | None
+) -> tuple[tuple[dict[str, Any], ...] | None, tuple[ExpectedCall, ...]]:
+    if kind != "tool_call":
+        for key in ("tools", "expected_calls"):
+            if kind is None:  # the kind is already reported; whether tools belong is unknown
+                table.read.add(key)
+            else:
+                _not_for_this_kind(table, key, 'suite.kind = "tool_call"')
+        return None, ()
+    tools: dict[str, dict[str, Any]] = {}
+    for tool_table in table.tables("tools"):
+        read = _read_tool(tool_table)
+        if read is None:
+            continue
+        name, entry = read
+        if name in tools:
+            table.problems.add(f"{tool_table.key}.function.name", f"duplicate tool name {name!r}")
+        tools[name] = entry
+    expected = [_read_expected_call(t, tools) for t in table.tables("expected_calls")]
+    for key in ("tools", "expected_calls"):
+        if not table.data.get(key):
+            table.problems.add(
+                f"{table.key}.{key}", f"missing; expected at least one [[prompt.{key}]] table"
+            )
+    return tuple(tools.values()), tuple(c for c in expected if c is not None)
+
+
+def _read_prompt(
+    table: Table, kind: SuiteKind | None, scorer: ScorerName | None, scorer_unknown: bool
+) -> Prompt:
+    prompt_id = table.get("id", _an_id, "an id of letters, digits, '_', '.' or '-'")
+    text = table.get("text", a_string, "a non-empty string")
+    tools, expected_calls = _read_tool_parts(table, kind)
+    check = None
+    if scorer_unknown:  # the scorer is already reported; whether a check belongs is unknown
+        table.read.add("check")
+    else:
+        check = read_prompt_check(table, scorer)
+    if scorer == "tool_schema":
+        check_tool_schemas(table, tools)
+    table.finish()
+    return Prompt(
+        id=prompt_id or "",
+        text=text or "",
+        tools=tools,
+        expected_calls=expected_calls,
+        check=check,
+    )
+
+
+def _check_unique_ids(problems: Problems, prompts: list[Prompt]) -> None:
+    seen: dict[str, int] = {}
+    for i, prompt in enumerate(prompts):
+        if not prompt.id:
+            continue
+        if prompt.id in seen:
+            problems.add(
+                f"prompt[{i}].id",
+                f"duplicate id {prompt.id!r}, already used by prompt[{seen[prompt.id]}]",
+            )
+        else:
+            seen[prompt.id] = i
+
+
+def load_suite(path: Path) -> Suite:
+    """Read and validate one suite file; raises ConfigError with one line per problem."""
+    problems = Problems(path)
+    root = Table(load_toml(path), "", problems)
+    head = root.table("suite", required=True) or Table({}, "suite", problems)
+    name = head.get("name", _an_id, "an id of letters, digits, '_', '.' or '-'", path.stem)
+    if name and name != path.stem:
+        problems.add("suite.name", f"expected {path.stem!r} (the file's name), got {show(name)}")
+    kind = head.get("kind", one_of(*SUITE_KINDS), " | ".join(f'"{k}"' for k in SUITE_KINDS))
+    max_tokens = head.get("max_tokens", an_int(1), "an integer >= 1")
+    min_words = None
+    if kind == "text":
+        min_words = head.get("min_words", an_int(1), "an integer >= 1")
+    elif kind is not None:
+        _not_for_this_kind(head, "min_words", 'suite.kind = "text"')
+    else:
+        head.read.add("min_words")
+    system = head.get("system", a_string, "a non-empty string", None)
+    scorers = " | ".join(f'"{s}"' for s in SCORER_NAMES)
+    scorer = head.get("scorer", one_of(*SCORER_NAMES), scorers, None)
+    scorer_unknown = scorer is None and "scorer" in head.data
+    if scorer and kind and SCORER_KINDS[scorer] != kind:
+        problems.add(
+            "suite.scorer", f'"{scorer}" needs kind "{SCORER_KINDS[scorer]}", not "{kind}"'
+        )
+    head.finish()
+    prompts = [_read_prompt(t, kind, scorer, scorer_unknown) for t in root.tables("prompt")]
+    root.finish()
+    if not root.data.get("prompt"):
+        problems.add("prompt", "missing; expected at least one [[prompt]] table")
+    _check_unique_ids(problems, prompts)
+    problems.raise_if_any()
+    return Suite(
+        name=name,
+        kind=kind,
+        max_tokens=max_tokens,
+        min_words=min_words,
+        system=system,
+        prompts=tuple(prompts),
+        path=path,
+        scorer=scorer,
+    )
+
+
+def load_suites(directories: Path | Sequence[Path], names: Sequence[str]) -> dict[str, Suite]:
+    """The named suites from ``directories`` (a later folder's file replaces an earlier one's of
+    the same name); every problem in every file is raised together."""
+    folders = [directories] if isinstance(directories, Path) else list(directories)
+    files = {
+        path.stem: path
+        for folder in folders
+        if folder.is_dir()
+        for path in sorted(folder.glob("*.toml"))
+    }
+    suites: dict[str, Suite] = {}
+    lines: list[str] = []
+    for name in names:
+        if name not in files:
+            listed = ", ".join(sorted(files)) or "none"
+            where = ", ".join(str(folder) for folder in folders)
+            lines.append(f"{where}: no suite named {name!r}; known suites: {listed}")
+            continue
+        try:
+            suites[name] = load_suite(files[name])
+        except ConfigError as e:
+            lines.extend(e.problems)
+    if lines:
+        raise ConfigError(lines)
+    return suites
+
+
+__all__ = [
+    "ARGUMENT_CONSTRAINTS",
+    "SUITE_KINDS",
+    "ConfigError",
+    "ExpectedCall",
+    "Prompt",
+    "Suite",
+    "SuiteKind",
+    "load_suite",
+    "load_suites",
+]

@@ -1,0 +1,320 @@
+"""Event records: the one stream that live runs, followers and replays all produce.
+
+Every event is a frozen dataclass with a wall-clock timestamp ``t`` (Unix seconds, UTC) that places
+it on the run's timeline. Durations inside events come from ``time.perf_counter`` and are never
+mixed with ``t``. ``encode``/``decode`` turn events into JSON lines for the pipe between the runner
+process and the UI, and for the snapshot's ``events`` table.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+EndpointStatusKind = Literal["waiting", "warmup", "running", "paused", "done", "error", "down"]
+RequestStatus = Literal["ok", "incomplete", "error"]
+# "suspect" marks rows a legacy script recorded as 0 tokens with no error (silent failures).
+ErrorKind = Literal["http_4xx", "http_5xx", "timeout", "connect", "protocol", "reset", "suspect"]
+SUSPECT_ERROR_KIND: ErrorKind = "suspect"
+RunStatus = Literal["running", "complete", "aborted"]
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointInfo:
+    """What the UI and the snapshot know of an endpoint (never its secret)."""
+
+    id: str
+    label: str
+    url: str
+    model: str
+    gpu: int | None
+    model_class: str  # "moe" | "dense"
+    active_params_b: float | None = None
+    experts: int | None = None
+    simulated: bool = False
+    # A simulator run faster than real time (demo --time-scale): its every speed reads this
+    # many times the modelled GPU's, and the views say so.
+    time_scale: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class PhasePlan:
+    """One phase of one endpoint's plan: a suite at one load level.
+
+    Closed loop (``rate_rps`` None): ``concurrency`` requests held in flight. Open loop: requests
+    sent at ``rate_rps`` on a ``constant`` or ``poisson`` schedule, ``concurrency`` the cap on
+    those in flight (0: none). The SLO targets are the endpoint's (see ``nvfp4_tui.core.slo``).
+    """
+
+    endpoint_id: str
+    suite: str
+    concurrency: int
+    requests: int | None  # planned request count, None when the phase is bounded by duration_s
+    duration_s: float | None = None
+    rate_rps: float | None = None
+    arrivals: str | None = None  # "constant" | "poisson" with rate_rps
+    sweep: bool = False  # a sweep step: not run once a stop rule fires below it
+    slo_ttft_s: float | None = None
+    slo_tpot_s: float | None = None
+    slo_e2e_s: float | None = None
+    slo_attainment: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    t: float
+    run_id: str
+    run_name: str
+    endpoints: tuple[EndpointInfo, ...]
+    phases: tuple[PhasePlan, ...]
+
+    @property
+    def total_requests(self) -> int | None:
+        counts = [p.requests for p in self.phases]
+        if any(c is None for c in counts):
+            return None
+        return sum(c for c in counts if c is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseStarted:
+    t: float
+    endpoint_id: str
+    suite: str
+    concurrency: int
+    phase_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseFinished:
+    t: float
+    endpoint_id: str
+    suite: str
+    concurrency: int
+    phase_index: int
+    requests: int
+    errors: int
+    output_tokens: int
+    wall_s: float
+    late_requests: int = 0  # open loop: sent more than slo.LATE_AFTER_S after their slot
+    unsent_requests: int = 0  # open loop: due before the phase stopped sending, never sent
+    limit: str | None = None  # what cut the phase short: max_duration, max_requests, max_errors
+    sweep_stop: str | None = None  # the rule that ended a sweep here: errors, slo, throughput
+    # Seconds (summed over the phase's senders) that sends waited for answer verification to
+    # catch up (runner.VERIFY_BACKLOG): while they wait, fewer than N requests are in flight.
+    verify_wait_s: float = 0.0
+    # Closed loop: seconds of ``wall_s`` with all ``concurrency`` requests in flight, as the
+    # runner counted them. A short phase's last wave runs with fewer, and its throughput is no
+    # capacity figure; None in snapshots recorded before it was counted.
+    full_load_s: float | None = None
+    # How late the runner's event loop ran what became ready while the phase ran (seconds; see
+    # ``bench.loop_lag``): every TTFT and ITL of the phase may read up to this much long. None
+    # in runs recorded before it was measured. ``timing_doubt`` says when it matters.
+    loop_lag_p99_s: float | None = None
+    loop_lag_max_s: float | None = None
+
+    @property
+    def throughput_tps(self) -> float | None:
+        """Aggregate throughput: the phase's output tokens over its wall time."""
+        return self.output_tokens / self.wall_s if self.wall_s > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFinished:
+    """One finished request: exactly one row of the snapshot's ``requests`` table."""
+
+    t: float  # wall clock when the request was sent
+    endpoint_id: str
+    suite: str
+    prompt_id: str
+    concurrency: int
+    phase_index: int
+    request_index: int
+    status: RequestStatus
+    queue_s: float
+    # From handing the request to the HTTP client to its bytes reaching the socket: taking a
+    # pooled connection or opening one (TCP, TLS). Kept out of TTFT and E2E, which start there.
+    setup_s: float | None = None
+    ttft_s: float | None = None
+    ttfa_s: float | None = None
+    e2e_s: float | None = None
+    itl_p50_s: float | None = None
+    itl_p95_s: float | None = None
+    itl_p99_s: float | None = None
+    itl_max_s: float | None = None
+    itl_per_token: bool = False  # True when per-chunk usage let gaps be split per token
+    chunks: int = 0
+    # Cumulative usage.completion_tokens of the first chunk that carried generated text: the
+    # tokens decoded before TTFT (a tool-call head arrives as 8-9 at once). Decode tok/s leaves
+    # them out; None when the server sent no per-chunk usage, and decode then assumes 1.
+    first_chunk_tokens: int | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    reasoning_tokens: int | None = None
+    tokens_estimated: bool = False
+    decode_tps: float | None = None
+    e2e_tps: float | None = None
+    finish_reason: str | None = None
+    answer_text: str = ""
+    reasoning_text: str = ""
+    tool_calls_json: str | None = None
+    error_kind: ErrorKind | None = None
+    error_message: str | None = None
+    score_heuristic: float | None = None
+    score_heuristic_detail: str | None = None
+    score_verified: float | None = None  # the suite's verifying scorer (nvfp4_tui.scoring.verify)
+    score_verified_detail: str | None = None
+    score_judge: float | None = None  # an LLM judge's rubric score, when a profile asks for one
+    score_judge_detail: str | None = None
+    late_s: float | None = None  # open loop: how long after its scheduled time it was sent
+    # True: in the phase's warm-up or cool-down window, left out of timing statistics; False:
+    # inside the measured window; None: the phase has no such windows.
+    trimmed: bool | None = None
+    retry_after_s: float | None = None  # the server's Retry-After on a 429/503, in seconds
+    attempt: int = 0  # 0 for the first send; 1, 2... for each retry of a 429/503 (run.retries)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenProgress:
+    """Throttled progress of the requests in flight on one endpoint (not persisted)."""
+
+    t: float
+    endpoint_id: str
+    in_flight: int
+    tokens_per_s: float  # generated tokens per second across the in-flight streams, last window
+    # In the same window: tokens that came after each stream's first generated chunk, and the
+    # stream-seconds spent decoding them. Their ratio is the per-stream decode rate, steady
+    # while streams start and end inside the window.
+    decode_tokens: int = 0
+    decode_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSample:
+    t: float
+    gpu: int
+    name: str | None = None
+    uuid: str | None = None
+    vram_used_mib: float | None = None
+    vram_total_mib: float | None = None
+    util_gpu_pct: float | None = None
+    util_mem_pct: float | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    temperature_c: float | None = None
+    sm_clock_mhz: float | None = None
+    mem_clock_mhz: float | None = None
+    source: str = "nvml"  # nvml | dcgm | sim
+    host: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSample:
+    t: float
+    endpoint_id: str
+    requests_running: float | None = None
+    requests_waiting: float | None = None
+    kv_cache_pct: float | None = None
+    preemptions_total: float | None = None
+    prefix_cache_hit_pct: float | None = None
+    prompt_tps: float | None = None
+    generation_tps: float | None = None
+    # The latency histograms over the observations since the previous poll; all None on the
+    # first poll and across a server restart. A mean is exact (the _sum and _count deltas) and
+    # comes with its count so spans of polls can be averaged exactly. A histogram places a
+    # quantile only in a bucket: (low, high], high None when it is above the top finite bound.
+    ttft_count: int | None = None
+    ttft_mean_s: float | None = None
+    ttft_p50_low_s: float | None = None
+    ttft_p50_high_s: float | None = None
+    ttft_p95_low_s: float | None = None
+    ttft_p95_high_s: float | None = None
+    itl_count: int | None = None
+    itl_mean_s: float | None = None
+    itl_p50_low_s: float | None = None
+    itl_p50_high_s: float | None = None
+    itl_p95_low_s: float | None = None
+    itl_p95_high_s: float | None = None
+    e2e_count: int | None = None
+    e2e_mean_s: float | None = None
+    e2e_p50_low_s: float | None = None
+    e2e_p50_high_s: float | None = None
+    e2e_p95_low_s: float | None = None
+    e2e_p95_high_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointStatus:
+    t: float
+    endpoint_id: str
+    status: EndpointStatusKind
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    t: float
+    status: RunStatus
+    message: str | None = None
+
+
+Event = (
+    RunStarted
+    | PhaseStarted
+    | PhaseFinished
+    | RequestFinished
+    | TokenProgress
+    | GpuSample
+    | ServerSample
+    | EndpointStatus
+    | RunFinished
+)
+
+EVENT_TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        RunStarted,
+        PhaseStarted,
+        PhaseFinished,
+        RequestFinished,
+        TokenProgress,
+        GpuSample,
+        ServerSample,
+        EndpointStatus,
+        RunFinished,
+    )
+}
+
+
+def to_dict(event: Event) -> dict[str, Any]:
+    """The event's fields as plain JSON-ready values, plus its ``type`` name."""
+    body = asdict(event)
+    body["type"] = type(event).__name__
+    return body
+
+
+def from_dict(body: dict[str, Any]) -> Event:
+    """Rebuild an event from ``to_dict``'s output; raises ValueError naming what is wrong."""
+    body = dict(body)
+    name = body.pop("type", None)
+    cls = EVENT_TYPES.get(str(name))
+    if cls is None:
+        raise ValueError(f"unknown event type {name!r}")
+    if cls is RunStarted:
+        body["endpoints"] = tuple(EndpointInfo(**e) for e in body["endpoints"])
+        body["phases"] = tuple(PhasePlan(**p) for p in body["phases"])
+    known = {f.name for f in fields(cls)}
+    unknown = set(body) - known
+    if unknown:
+        raise ValueError(f"{name}: unexpected fields {sorted(unknown)}")
+    return cls(**body)
+
+
+def encode(event: Event) -> bytes:
+    """One JSON line, newline-terminated."""
+    return json.dumps(to_dict(event), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def decode(line: bytes | str) -> Event:
+    return from_dict(json.loads(line))

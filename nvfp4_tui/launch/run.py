@@ -1,0 +1,192 @@
+"""Starting a run: headless with progress lines, or under the live UI; with or without the simulator."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from nvfp4_tui.bench.session import Session, SessionResult
+from nvfp4_tui.config.profile import Profile, with_urls
+from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core import exit_codes
+from nvfp4_tui.core.events import EndpointStatus, Event, PhaseFinished, PhasePlan, RunStarted
+from nvfp4_tui.core.figures.leaderboard import STEADY_SHARE
+from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.core.slo import Load, run_plans
+from nvfp4_tui.core.timing_doubt import describe_timing_doubt
+from nvfp4_tui.output.pane_json import PaneJsonLines
+from nvfp4_tui.store.manifest import SnapshotError
+from nvfp4_tui.telemetry.source import GpuSource
+
+
+def telemetry_for_run(
+    profile: Profile, gpu_telemetry: str | None = None
+) -> tuple[Profile, list[GpuSource], list[str]]:
+    """GPU sources for the profile, and the profile with every endpoint's GPU resolved to the
+    index its samples carry (UUIDs and "auto" found through NVML). ``gpu_telemetry`` overrides
+    every endpoint's own setting."""
+    from nvfp4_tui.telemetry.sampler import plan_gpu_telemetry
+    from nvfp4_tui.telemetry.simulated import SimGpuSource
+
+    if gpu_telemetry is not None:
+        profile = profile.with_telemetry(gpu_telemetry)
+    plan = plan_gpu_telemetry(profile)
+    profile = profile.with_gpus(plan.endpoint_gpus)
+    sources = list(plan.sources)
+    simulated = [e for e in profile.endpoints if e.telemetry == "sim" and e.sim is not None]
+    if simulated:
+        sources.append(SimGpuSource.for_endpoints(simulated))
+    return profile, sources, list(plan.messages)
+
+
+class PhasePrinter:
+    """Prints one line per finished phase and endpoint (the headless progress display)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._stream = stream  # None: whatever sys.stdout is when a line is printed
+        self._plans: dict[tuple[str, int], PhasePlan] = {}  # a phase's rate is only in its plan
+
+    @property
+    def stream(self) -> TextIO:
+        return self._stream or sys.stdout
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self._plans = run_plans(event)
+        if isinstance(event, EndpointStatus) and event.status in ("down", "error"):
+            # The reason can quote a server (its model list): no escape reaches the terminal.
+            reason = one_line(event.message)
+            print(f"{event.endpoint_id:<16} {event.status}: {reason}", file=self.stream)
+        if not isinstance(event, PhaseFinished):
+            return
+        plan = self._plans.get((event.endpoint_id, event.phase_index))
+        load = Load.of(event.concurrency, plan.rate_rps if plan is not None else None)
+        throughput = event.throughput_tps
+        held = (
+            f"  sends held {event.verify_wait_s:.1f} s for verification"
+            if event.verify_wait_s >= 0.05
+            else ""
+        )
+        doubt = describe_timing_doubt(event)
+        late = f"  {doubt}" if doubt else ""
+        full = ""
+        if event.full_load_s is not None and event.wall_s > 0:
+            share = event.full_load_s / event.wall_s
+            steady = "" if share >= STEADY_SHARE else " (not steady)"
+            full = f"  full load {share:>4.0%}{steady}"
+        print(
+            f"{event.endpoint_id:<16} {event.suite:<10} {load.label:<9} "
+            f"{event.requests:>4} req {event.errors:>3} err "
+            f"{throughput or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s{full}{held}{late}",
+            file=self.stream,
+            flush=True,
+        )
+
+
+async def _run_session(session: Session, panes: PaneJsonLines | None = None) -> SessionResult:
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    # SIGHUP: the terminal of a foreground run went away (SSH drop); finish the snapshot.
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    for sig in stops:
+        loop.add_signal_handler(sig, task.cancel)
+    printer = asyncio.create_task(panes.print_every()) if panes is not None else None
+    try:
+        result = await session.run()
+    finally:
+        if printer is not None:
+            printer.cancel()
+        for sig in stops:
+            loop.remove_signal_handler(sig)
+    if panes is not None:
+        panes.print_now(unless_printed=True)  # the final figures, once every phase is over
+    return result
+
+
+def run_headless(
+    profile: Profile,
+    out_root: Path,
+    gpu_sources: Sequence[GpuSource],
+    messages: Sequence[str] = (),
+    *,
+    json_lines: bool = False,
+) -> int:
+    """Run without a UI: a line per finished phase and the report on stdout, or with
+    ``json_lines`` only the panes' figures (``pane_json``), everything else on stderr."""
+    from nvfp4_tui.output.report import print_summary
+
+    suites = load_suites(profile.suite_dirs, profile.run.suites)
+    panes = PaneJsonLines() if json_lines else None
+    session = Session(
+        profile,
+        suites,
+        out_root,
+        # With --json the human lines still go out, on stderr.
+        subscribers=[PhasePrinter()] if panes is None else [panes, PhasePrinter(sys.stderr)],
+        gpu_sources=gpu_sources,
+        on_message=lambda m: print(m, file=sys.stderr, flush=True),
+    )
+    try:
+        session.open()
+    except SnapshotError as error:
+        print(error, file=sys.stderr)
+        return exit_codes.USAGE
+    for message in messages:
+        print(message, file=sys.stderr)
+    human = sys.stderr if json_lines else sys.stdout
+    print(f"snapshot: {session.snapshot_path}", file=human, flush=True)
+    result = asyncio.run(_run_session(session, panes))
+    if not json_lines:
+        print_summary(session.snapshot_path)
+    print(down_summary(result), end="", file=human)
+    print(f"run {result.status}; snapshot: {session.snapshot_path}", file=human)
+    return result.exit_code
+
+
+def down_summary(result: SessionResult) -> str:
+    """Lines naming the endpoints that ended the run down and why ("" when none did)."""
+    if not result.down:
+        return ""
+    lines = [
+        f"{endpoint_id:<16} was down: {one_line(why)}" for endpoint_id, why in result.down.items()
+    ]
+    if result.every_endpoint_down:
+        lines.append(f"every endpoint was down: exit {exit_codes.ALL_DOWN}")
+    return "".join(line + "\n" for line in lines)
+
+
+def run_profile(
+    profile: Profile, out_root: Path, *, headless: bool, json_lines: bool = False
+) -> int:
+    if headless:
+        profile, sources, messages = telemetry_for_run(profile)
+        return run_headless(profile, out_root, sources, messages, json_lines=json_lines)
+    from nvfp4_tui.launch.ui import run_with_ui
+
+    return run_with_ui(profile, out_root)
+
+
+def run_demo(
+    profile: Profile,
+    out_root: Path,
+    *,
+    headless: bool,
+    time_scale: float,
+    gpu_telemetry: str,
+    json_lines: bool = False,
+) -> int:
+    from nvfp4_tui.sim.process import SimProcess
+
+    with SimProcess(profile.path, time_scale=time_scale) as sim:
+        live = with_urls(profile, sim.urls, time_scale)
+        if headless:
+            live, sources, messages = telemetry_for_run(live, gpu_telemetry)
+            return run_headless(live, out_root, sources, messages, json_lines=json_lines)
+        from nvfp4_tui.launch.ui import run_with_ui
+
+        return run_with_ui(live, out_root, gpu_telemetry=gpu_telemetry)

@@ -1,0 +1,98 @@
+"""Starting the monitor: on a live run (``run_with_ui``), on a followed or replayed snapshot
+(``run_source_ui``), or on a comparison of two runs (``run_compare_ui``).
+
+The one place the UI touches the bench package: it names the run in a ``WorkerSpec`` and hands
+it to a ``LiveSource``, which starts the worker process; everything else reaches the UI as events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nvfp4_tui.bench.worker import WorkerSpec
+from nvfp4_tui.config.profile import Profile
+from nvfp4_tui.core import exit_codes
+from nvfp4_tui.sources.base import EventSource
+from nvfp4_tui.sources.live import LiveSource
+from nvfp4_tui.tui.app import FleetApp
+
+if TYPE_CHECKING:
+    from nvfp4_tui.output.compare import Comparison
+
+# The worker's exit codes that are the run's own outcome, passed on as the command's: completed,
+# bad output directory, every endpoint down, stopped (by the UI, or a signal).
+WORKER_OUTCOMES = (exit_codes.OK, exit_codes.USAGE, exit_codes.ALL_DOWN, exit_codes.STOPPED)
+
+
+def run_with_ui(profile: Profile, out_root: Path, *, gpu_telemetry: str | None = None) -> int:
+    """Run ``profile`` in a worker process under the live UI; the exit code of ``run --headless``
+    (``nvfp4_tui.core.exit_codes``) except that a run the user stopped from the UI exits 0."""
+    source = LiveSource(WorkerSpec.of(profile, out_root, gpu_telemetry))
+    app = FleetApp(source)
+
+    async def main() -> None:
+        try:
+            await app.run_async()
+        finally:
+            # However the app ended, the run ends with it and its snapshot is finished.
+            await source.close()
+
+    asyncio.run(main())
+    for message in source.messages:
+        print(message, file=sys.stderr)
+    if app.source_error:
+        print(f"error: {app.source_error}", file=sys.stderr)
+    worker_rc = source.process.returncode if source.process else None
+    if source.snapshot_path is not None:
+        print(f"snapshot: {source.snapshot_path}")
+    if worker_rc is not None and worker_rc not in WORKER_OUTCOMES:
+        print(f"error: the run's worker process exited with code {worker_rc}", file=sys.stderr)
+        return exit_codes.FAILED
+    if worker_rc in (exit_codes.USAGE, exit_codes.ALL_DOWN):
+        return worker_rc  # its one-line reason is among the messages printed above
+    return exit_codes.FAILED if app.source_error else exit_codes.OK
+
+
+def _source_clock(source: EventSource) -> Callable[[], float]:
+    """A replay's "now" is its position on the recorded timeline; anything else runs on Unix time."""
+    clock = getattr(source, "clock", None)
+    return clock if source.kind == "replay" and callable(clock) else time.time
+
+
+def run_source_ui(source: EventSource, title: str) -> int:
+    """Show a followed run or a replay until the user quits; 0, or 1 when the source failed or
+    the followed run was aborted (as ``follow --headless`` does). Never stops a followed run."""
+    app = FleetApp(source, clock=_source_clock(source), title=title)
+
+    async def main() -> None:
+        try:
+            await app.run_async()
+        finally:
+            await source.close()
+
+    asyncio.run(main())
+    for warning in getattr(source, "warnings", ()):
+        print(f"warning: {warning}", file=sys.stderr)
+    if app.source_error:
+        print(f"error: {app.source_error}", file=sys.stderr)
+        return 1
+    path = getattr(source, "snapshot_path", None) or getattr(source, "path", None)
+    if path is not None:
+        print(f"snapshot: {path}")
+    if source.kind == "follow" and app.end_status == "aborted":
+        print("the followed run was aborted", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_compare_ui(comparison: Comparison) -> int:
+    """Show a comparison of two runs until the user quits; 0."""
+    from nvfp4_tui.tui.compare_app import CompareApp
+
+    CompareApp(comparison).run()
+    return 0

@@ -1,0 +1,748 @@
+"""Comparing two runs: every figure both runs measured, as it changed from A to B.
+
+- per endpoint, suite and load level: quality, speed (decode tok/s, or e2e tok/s when a run has
+  no decode rate: a legacy import has no TTFT), TTFT p50, errors and legacy suspects;
+- per endpoint and load level: aggregate throughput, from the leaderboard's levels;
+- per GPU: VRAM used before and after the run, as the report's VRAM table reads it.
+
+A metric that one run never measured is left out and named, rather than shown as a column of
+dashes. Endpoints are matched by id, then (for those left over) by label. Each metric of each
+cell is tested with a two-sided Mann-Whitney U test (normal approximation with tie and continuity
+corrections) on the per-request values of the requests that did not fail. A change is marked
+significant only when its p-value, Holm-adjusted over every test of the comparison, is below
+``alpha``: a fleet of seven endpoints x six suites x two levels makes hundreds of tests, and
+unadjusted ones would flag noise every time. Whether significant or not, each change carries its
+effect size, Cliff's delta: P(B > A) - P(B < A) over every pair of one request from each run
+(-1 to +1, 0: no shift). It is the Mann-Whitney U rescaled, so the test and the size agree, and it
+needs no unit: quality and speed read on one scale.
+
+A legacy import's level is labelled with what its script had in flight (``seed c=1: 2 in
+flight``): the rows keep the script's concurrency so that they match its summary table.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import polars as pl
+
+from nvfp4_tui.bench.provenance import config_differences
+from nvfp4_tui.core.events import EndpointInfo
+from nvfp4_tui.core.figures.board import Board
+from nvfp4_tui.core.figures.scores import HEURISTIC, SCORE_LABELS, VERIFIED
+from nvfp4_tui.core.slo import Load
+from nvfp4_tui.output.report import (
+    endpoints_of,
+    plan_rates,
+    snapshot_board,
+    vram_per_gpu,
+    with_rates,
+)
+from nvfp4_tui.output.tables import format_table
+from nvfp4_tui.store.legacy import recorded_in_flight
+from nvfp4_tui.store.reader import Snapshot
+
+COMPARE_FORMATS = ("text", "markdown", "json")
+EFFECT_SIZE = "Cliff's delta"
+NOT_STEADY_MARK = "~"  # not the report's "*": here a star marks a significant change
+DEFAULT_ALPHA = 0.05
+MIN_N_FOR_TEST = 3  # below this per side no two-sided test at 5% can reject anyway
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    column: str
+    summary: str  # "mean" | "median"
+    label: str
+    spec: str  # format of values and deltas
+    # A timing: warm-up and cool-down rows are left out, as the leaderboard leaves them out.
+    timed: bool = True
+
+
+SCORES = ("heuristic", "verified", "judge")
+
+
+SPEEDS = ("decode_tps", "e2e_tps")
+
+
+def metrics_for(
+    score: str = SCORE_LABELS[VERIFIED], speed: str = "decode_tps"
+) -> tuple[Metric, ...]:
+    """The compared metrics, quality read from the ``score_<score>`` column, speed from
+    ``speed`` (decode tok/s, or e2e tok/s: output tokens over the whole request, prefill in)."""
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {list(SCORES)}, got {score!r}")
+    if speed not in SPEEDS:
+        raise ValueError(f"speed must be one of {list(SPEEDS)}, got {speed!r}")
+    label = f"quality ({score}, mean)"
+    speed_label = "decode tok/s" if speed == "decode_tps" else "e2e tok/s"
+    return (
+        Metric("quality", f"score_{score}", "mean", label, ".3f", timed=False),
+        Metric(speed, speed, "mean", speed_label, ".1f"),
+        Metric("ttft_p50_s", "ttft_s", "median", "TTFT p50 s", ".3f"),
+    )
+
+
+METRICS = metrics_for()
+
+
+@dataclass(frozen=True)
+class MannWhitney:
+    u: float  # U of the first sample
+    z: float
+    p_value: float  # two-sided
+
+
+def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> MannWhitney:
+    """Two-sided Mann-Whitney U with the normal approximation, tie and continuity corrections.
+
+    Raises ValueError when either sample is empty.
+    """
+    n_a, n_b = len(a), len(b)
+    if not n_a or not n_b:
+        raise ValueError("Mann-Whitney U needs two non-empty samples")
+    pooled = sorted([(x, 0) for x in a] + [(x, 1) for x in b])
+    n = n_a + n_b
+    rank_sum_a = 0.0
+    tie_term = 0.0
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        mid_rank = (i + j) / 2 + 1  # ranks are 1-based; ties share the mean of their ranks
+        tied = j - i + 1
+        tie_term += tied**3 - tied
+        rank_sum_a += mid_rank * sum(1 for k in range(i, j + 1) if pooled[k][1] == 0)
+        i = j + 1
+    u_a = rank_sum_a - n_a * (n_a + 1) / 2
+    mean_u = n_a * n_b / 2
+    variance = n_a * n_b / 12 * ((n + 1) - tie_term / (n * (n - 1))) if n > 1 else 0.0
+    if variance <= 0:
+        return MannWhitney(u_a, 0.0, 1.0)  # every value tied: no evidence either way
+    gap = abs(u_a - mean_u)
+    z = max(0.0, gap - 0.5) / math.sqrt(variance)
+    return MannWhitney(u_a, math.copysign(z, u_a - mean_u), math.erfc(z / math.sqrt(2)))
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values, in the input's order."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def cliffs_delta(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """P(B > A) - P(B < A) over every pair (one value from each sample); None if one is empty."""
+    if not a or not b:
+        return None
+    # U of A counts the pairs A wins, ties as halves: 1 - 2U/(n_a n_b) is B's margin.
+    return 1 - 2 * mann_whitney_u(a, b).u / (len(a) * len(b))
+
+
+def relative_change(a: float | None, b: float | None) -> float | None:
+    """(B - A) / A, or None when either is missing or A is 0."""
+    return None if a is None or b is None or a == 0 else (b - a) / a
+
+
+@dataclass(frozen=True)
+class MetricChange:
+    metric: Metric
+    n_a: int
+    n_b: int
+    a: float | None  # the metric's summary (mean, or median for TTFT) in run A
+    b: float | None
+    p_value: float | None  # None: too few values to test
+    p_adjusted: float | None = None
+    significant: bool = False
+    cliffs_delta: float | None = None  # the effect size, significant or not (module docstring)
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.a is None or self.b is None else self.b - self.a
+
+
+@dataclass(frozen=True)
+class Failures:
+    """One side of a cell: its requests, the failed ones and the legacy suspects (apart)."""
+
+    requests: int
+    errors: int
+    suspect: int
+
+
+@dataclass(frozen=True)
+class CellComparison:
+    endpoint_a: str
+    endpoint_b: str
+    label: str
+    suite: str
+    load: Load
+    changes: tuple[MetricChange, ...]
+    failures_a: Failures = Failures(0, 0, 0)
+    failures_b: Failures = Failures(0, 0, 0)
+    load_label: str = ""  # what was in flight, where a legacy script's level says otherwise
+
+    @property
+    def level(self) -> str:
+        return self.load_label or self.load.label
+
+    @property
+    def n_a(self) -> int:
+        """The requests of A its figures rest on: the fewest of its metrics'."""
+        return min((c.n_a for c in self.changes), default=0)
+
+    @property
+    def n_b(self) -> int:
+        return min((c.n_b for c in self.changes), default=0)
+
+
+@dataclass(frozen=True)
+class LevelChange:
+    """One endpoint at one load level, every suite together: aggregate throughput (output
+    tokens over the phases' wall time, from the leaderboard's levels) in A and in B."""
+
+    endpoint_a: str
+    endpoint_b: str
+    label: str
+    load: Load
+    load_label: str
+    throughput_a_tps: float | None
+    throughput_b_tps: float | None
+    # False: the level never held its concurrency most of the time (figures.leaderboard).
+    steady_a: bool | None
+    steady_b: bool | None
+
+    @property
+    def relative(self) -> float | None:
+        return relative_change(self.throughput_a_tps, self.throughput_b_tps)
+
+
+@dataclass(frozen=True)
+class VramChange:
+    """VRAM used on one GPU (MiB, as nvidia-smi reports it), first and last sample of each run."""
+
+    gpu: int
+    label: str  # the endpoint served from it in A (else in B), "" for none
+    before_a_mib: float
+    after_a_mib: float
+    before_b_mib: float
+    after_b_mib: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    run_a: str
+    run_b: str
+    alpha: float
+    tests: int
+    cells: tuple[CellComparison, ...]
+    only_a: tuple[str, ...]  # endpoints (labels) without a match in the other run
+    only_b: tuple[str, ...]
+    metrics: tuple[Metric, ...] = METRICS  # the ones both runs measured, in column order
+    missing: tuple[str, ...] = ()  # the metrics left out, each with the run that lacks it
+    levels: tuple[LevelChange, ...] = ()
+    vram: tuple[VramChange, ...] = ()
+    # What the runs measured differs before any figure does (provenance.config_differences).
+    configuration_changes: tuple[str, ...] = ()
+
+    @property
+    def significant(self) -> tuple[tuple[CellComparison, MetricChange], ...]:
+        return tuple((c, m) for c in self.cells for m in c.changes if m.significant)
+
+    @property
+    def speed(self) -> Metric | None:
+        return next((m for m in self.metrics if m.name in SPEEDS), None)
+
+
+def match_endpoints(
+    a: Sequence[EndpointInfo], b: Sequence[EndpointInfo]
+) -> tuple[list[tuple[EndpointInfo, EndpointInfo]], list[EndpointInfo], list[EndpointInfo]]:
+    """Pairs matched by id, then by label; and the endpoints of each side left unmatched."""
+    b_by_id = {e.id: e for e in b}
+    pairs = [(e, b_by_id[e.id]) for e in a if e.id in b_by_id]
+    taken_a = {x.id for x, _ in pairs}
+    taken_b = {y.id for _, y in pairs}
+    b_by_label = {e.label: e for e in b if e.id not in taken_b}
+    for e in a:
+        if e.id in taken_a:
+            continue
+        other = b_by_label.pop(e.label, None)
+        if other is not None:
+            pairs.append((e, other))
+            taken_a.add(e.id)
+            taken_b.add(other.id)
+    return (
+        pairs,
+        [e for e in a if e.id not in taken_a],
+        [e for e in b if e.id not in taken_b],
+    )
+
+
+def _endpoints(snapshot: Snapshot) -> tuple[EndpointInfo, ...]:
+    known = endpoints_of(snapshot.run_events())
+    if known:
+        return known
+    ids = snapshot.requests().get_column("endpoint_id").unique(maintain_order=True).to_list()
+    return tuple(EndpointInfo(i, i, "", "", None, "") for i in ids)
+
+
+CellKey = tuple[str, str, Load]  # endpoint id, suite, load level
+
+
+def _samples(snapshot: Snapshot, metrics: Sequence[Metric]) -> dict[CellKey, dict[str, list]]:
+    requests = with_rates(snapshot.requests(), plan_rates(snapshot.run_events()))
+    done = requests.filter(pl.col("status") != "error")
+    cells: dict[CellKey, dict[str, list[float]]] = defaultdict(dict)
+    levels = ("endpoint_id", "suite", "concurrency", "rate_rps")
+    for key, group in done.group_by(*levels, maintain_order=True):
+        endpoint_id, suite, concurrency, rate_rps = key
+        cell = cells[(str(endpoint_id), str(suite), Load.of(int(concurrency), rate_rps))]
+        in_window = ~group.get_column("trimmed").fill_null(False)
+        for metric in metrics:
+            column = group.get_column(metric.column)
+            values = [
+                v for v in (column.filter(in_window) if metric.timed else column) if v is not None
+            ]
+            # Two groups can share a load level (one rate run with different caps): pooled.
+            cell.setdefault(metric.column, []).extend(float(v) for v in values if math.isfinite(v))
+    return cells
+
+
+def _summary(values: list[float], how: str) -> float | None:
+    if not values:
+        return None
+    if how == "mean":
+        return math.fsum(values) / len(values)
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _change(metric: Metric, a: list[float], b: list[float]) -> MetricChange:
+    testable = len(a) >= MIN_N_FOR_TEST and len(b) >= MIN_N_FOR_TEST
+    return MetricChange(
+        metric=metric,
+        n_a=len(a),
+        n_b=len(b),
+        a=_summary(a, metric.summary),
+        b=_summary(b, metric.summary),
+        p_value=mann_whitney_u(a, b).p_value if testable else None,
+        cliffs_delta=cliffs_delta(a, b),
+    )
+
+
+def _has(snapshot: Snapshot, column: str) -> bool:
+    """Whether any request of the run that did not fail holds a finite ``column``."""
+    requests = snapshot.requests()
+    if column not in requests.columns:
+        return False
+    values = requests.filter(pl.col("status") != "error").get_column(column)
+    return bool(values.is_finite().any()) if values.dtype.is_float() else values.is_not_null().any()
+
+
+def default_score(*snapshots: Snapshot) -> str:
+    """The score compared when none is asked for: the default everywhere (verified), unless a
+    run has no verified scores (an imported or older one), when both compare on the heuristic."""
+
+    def verified(snapshot: Snapshot) -> bool:
+        return _has(snapshot, VERIFIED) or not _has(snapshot, HEURISTIC)
+
+    return SCORE_LABELS[VERIFIED if all(verified(s) for s in snapshots) else HEURISTIC]
+
+
+def default_speed(*snapshots: Snapshot) -> str:
+    """Decode tok/s when every run measured it; else e2e tok/s, the rate a legacy import (no
+    TTFT, so no decode time) shares with any run."""
+    return "decode_tps" if all(_has(s, "decode_tps") for s in snapshots) else "e2e_tps"
+
+
+def _in_flight_text(level: int, counts: tuple[int, ...] | None) -> str:
+    # A run of ours holds exactly its concurrency in flight (closed loop).
+    if not counts:
+        return str(level)
+    return str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+
+
+def load_label(
+    load: Load, in_flight_a: dict[int, tuple[int, ...]], in_flight_b: dict[int, tuple[int, ...]]
+) -> str:
+    """``c=4``, or for a level a legacy import ran: ``seed c=4: 8 in flight`` (``8 / 4`` when
+    the runs differ, A first)."""
+    level = int(load.value)
+    if load.kind != "concurrency" or (level not in in_flight_a and level not in in_flight_b):
+        return load.label
+    a = _in_flight_text(level, in_flight_a.get(level))
+    b = _in_flight_text(level, in_flight_b.get(level))
+    return f"seed c={level}: {a if a == b else f'{a} / {b}'} in flight"
+
+
+def _failures(board: Board) -> dict[CellKey, Failures]:
+    return {
+        (r.endpoint, r.suite, r.load): Failures(r.requests, r.errors, r.suspect) for r in board.rows
+    }
+
+
+def _levels(
+    pairs: Sequence[tuple[EndpointInfo, EndpointInfo]],
+    board_a: Board,
+    board_b: Board,
+    label_of: dict[Load, str],
+) -> tuple[LevelChange, ...]:
+    b_levels = {(r.endpoint, r.load): r for r in board_b.levels}
+    partner = {x.id: (x, y) for x, y in pairs}
+    changes = []
+    for mine in board_a.levels:
+        info_a, info_b = partner.get(mine.endpoint, (None, None))
+        other = None if info_b is None else b_levels.get((info_b.id, mine.load))
+        if info_a is None or info_b is None or other is None:
+            continue
+        changes.append(
+            LevelChange(
+                endpoint_a=info_a.id,
+                endpoint_b=info_b.id,
+                label=info_a.label,
+                load=mine.load,
+                load_label=label_of.get(mine.load, mine.load.label),
+                throughput_a_tps=mine.throughput_tps,
+                throughput_b_tps=other.throughput_tps,
+                steady_a=mine.steady,
+                steady_b=other.steady,
+            )
+        )
+    return tuple(changes)
+
+
+def _vram(a: Snapshot, b: Snapshot, endpoints: Sequence[EndpointInfo]) -> tuple[VramChange, ...]:
+    """GPUs with readings in both runs, matched by index: a configuration experiment keeps
+    each model on its GPU."""
+    by_gpu: dict[int, str] = {}
+    for e in endpoints:
+        if e.gpu is not None:
+            by_gpu.setdefault(e.gpu, e.label)
+    a_rows = {r["gpu"]: r for r in vram_per_gpu(a.gpu()).iter_rows(named=True)}
+    return tuple(
+        VramChange(
+            gpu=int(r["gpu"]),
+            label=by_gpu.get(int(r["gpu"]), ""),
+            before_a_mib=a_rows[r["gpu"]]["first_mib"],
+            after_a_mib=a_rows[r["gpu"]]["last_mib"],
+            before_b_mib=r["first_mib"],
+            after_b_mib=r["last_mib"],
+        )
+        for r in vram_per_gpu(b.gpu()).iter_rows(named=True)
+        if r["gpu"] in a_rows
+    )
+
+
+def compare_snapshots(
+    a: Snapshot, b: Snapshot, *, alpha: float = DEFAULT_ALPHA, score: str | None = None
+) -> Comparison:
+    """Every cell present in both runs, each metric both measured tested; Holm-adjusted over
+    all tests; throughput per level and VRAM per GPU beside them."""
+    every = metrics_for(score or default_score(a, b), default_speed(a, b))
+    metrics = tuple(m for m in every if _has(a, m.column) and _has(b, m.column))
+    missing = tuple(
+        f"{m.label}: not measured in "
+        + " or ".join(side for side, run in (("A", a), ("B", b)) if not _has(run, m.column))
+        for m in every
+        if m not in metrics
+    )
+    endpoints_a, endpoints_b = _endpoints(a), _endpoints(b)
+    pairs, only_a, only_b = match_endpoints(endpoints_a, endpoints_b)
+    board_a, board_b = snapshot_board(a), snapshot_board(b)
+    in_flight_a, in_flight_b = recorded_in_flight(a.manifest), recorded_in_flight(b.manifest)
+    loads = {r.load for r in board_a.rows} | {lv.load for lv in board_a.levels}
+    label_of = {load: load_label(load, in_flight_a, in_flight_b) for load in loads}
+    samples_a, samples_b = _samples(a, metrics), _samples(b, metrics)
+    failures_a, failures_b = _failures(board_a), _failures(board_b)
+    cells: list[CellComparison] = []
+    for info_a, info_b in pairs:
+        # Suites in the order A ran them, load level by level; a cell whose every request
+        # failed is compared too: its errors are a figure both runs have.
+        keys = sorted((k for k in failures_a if k[0] == info_a.id), key=lambda k: k[2].order)
+        for _, suite, load in keys:
+            other = failures_b.get((info_b.id, suite, load))
+            if other is None:
+                continue
+            mine = samples_a.get((info_a.id, suite, load), {})
+            theirs = samples_b.get((info_b.id, suite, load), {})
+            changes = tuple(
+                _change(m, mine.get(m.column, []), theirs.get(m.column, [])) for m in metrics
+            )
+            cells.append(
+                CellComparison(
+                    info_a.id,
+                    info_b.id,
+                    info_a.label,
+                    suite,
+                    load,
+                    changes,
+                    failures_a[(info_a.id, suite, load)],
+                    other,
+                    label_of[load],
+                )
+            )
+    tested = [
+        (ci, mi)
+        for ci, c in enumerate(cells)
+        for mi, m in enumerate(c.changes)
+        if m.p_value is not None
+    ]
+    adjusted = holm_adjust([cells[ci].changes[mi].p_value or 0.0 for ci, mi in tested])
+    updates: dict[int, dict[int, float]] = defaultdict(dict)
+    for (ci, mi), p in zip(tested, adjusted, strict=True):
+        updates[ci][mi] = p
+    for ci, by_metric in updates.items():
+        changes = tuple(
+            replace(m, p_adjusted=by_metric[mi], significant=by_metric[mi] < alpha)
+            if mi in by_metric
+            else m
+            for mi, m in enumerate(cells[ci].changes)
+        )
+        cells[ci] = replace(cells[ci], changes=changes)
+    return Comparison(
+        run_a=a.run_id,
+        run_b=b.run_id,
+        alpha=alpha,
+        tests=len(tested),
+        cells=tuple(cells),
+        only_a=tuple(e.label for e in only_a),
+        only_b=tuple(e.label for e in only_b),
+        metrics=metrics,
+        missing=missing,
+        levels=_levels(pairs, board_a, board_b, label_of),
+        vram=_vram(a, b, (*endpoints_a, *endpoints_b)),
+        configuration_changes=tuple(config_differences(a.manifest, b.manifest)),
+    )
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def _cell_text(change: MetricChange) -> str:
+    spec = change.metric.spec
+    if change.a is None and change.b is None:
+        return "—"
+    text = f"{_fmt(change.a, spec)} → {_fmt(change.b, spec)}"
+    delta = change.delta
+    if delta is not None:
+        text += f" ({delta:+{spec}})"
+    if change.cliffs_delta is not None:
+        text += f" δ{change.cliffs_delta:+.2f}"
+    return text + (" *" if change.significant else "")
+
+
+def _counts_text(a: int, b: int) -> str:
+    return f"{a} → {b}"
+
+
+def _level_text(tps: float | None, steady: bool | None) -> str:
+    return _fmt(tps, ".1f") + (NOT_STEADY_MARK if steady is False else "")
+
+
+def _mib_text(a: float, b: float) -> str:
+    change = b - a
+    return f"{a:,.0f} → {b:,.0f} ({'0' if round(change) == 0 else f'{change:+,.0f}'})"
+
+
+def _cell_table(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
+    suspects = any(c.failures_a.suspect or c.failures_b.suspect for c in comparison.cells)
+    headers = [
+        "endpoint",
+        "suite",
+        "load",
+        "n A/B",
+        *(m.label for m in comparison.metrics),
+        "errors",
+        *(["suspect"] if suspects else []),
+    ]
+    rows = [
+        [
+            cell.label,
+            cell.suite,
+            cell.level,
+            f"{cell.n_a}/{cell.n_b}",
+            *(_cell_text(change) for change in cell.changes),
+            _counts_text(cell.failures_a.errors, cell.failures_b.errors),
+            *([_counts_text(cell.failures_a.suspect, cell.failures_b.suspect)] if suspects else []),
+        ]
+        for cell in comparison.cells
+    ]
+    return headers, rows
+
+
+def render_comparison(comparison: Comparison, fmt: str = "text") -> str:
+    if fmt not in COMPARE_FORMATS:
+        raise ValueError(f"compare format must be one of {list(COMPARE_FORMATS)}, got {fmt!r}")
+    if fmt == "json":
+        return json.dumps(comparison_json(comparison), indent=2, ensure_ascii=False)
+    markdown = fmt == "markdown"
+    runs = f"{comparison.run_a} (A) → {comparison.run_b} (B)"
+    headers, rows = _cell_table(comparison)
+    parts = []
+    if comparison.configuration_changes:  # said first: it may explain every figure below
+        bullet = "- " if markdown else "  "
+        changes = "".join(f"\n{bullet}{change}" for change in comparison.configuration_changes)
+        parts.append("Configuration changed:" + changes)
+    parts.append(format_table(headers, rows, title=runs, markdown=markdown))
+    if comparison.levels:
+        parts.append(
+            format_table(
+                ["endpoint", "load", "A", "B", "change"],
+                [
+                    [
+                        level.label,
+                        level.load_label,
+                        _level_text(level.throughput_a_tps, level.steady_a),
+                        _level_text(level.throughput_b_tps, level.steady_b),
+                        _fmt(None if level.relative is None else level.relative * 100, "+.1f")
+                        + ("%" if level.relative is not None else ""),
+                    ]
+                    for level in comparison.levels
+                ],
+                title="Aggregate throughput per load level (tok/s: output tokens / wall time)",
+                markdown=markdown,
+            )
+        )
+    if comparison.vram:
+        parts.append(
+            format_table(
+                ["GPU", "endpoint", "before A → B", "after A → B"],
+                [
+                    [
+                        str(v.gpu),
+                        v.label or "—",
+                        _mib_text(v.before_a_mib, v.before_b_mib),
+                        _mib_text(v.after_a_mib, v.after_b_mib),
+                    ]
+                    for v in comparison.vram
+                ],
+                title="VRAM used per GPU (MiB; before: the run's first sample, after: its last)",
+                markdown=markdown,
+            )
+        )
+    parts.append("\n".join(_notes(comparison)))
+    return "\n\n".join(parts)
+
+
+def _notes(comparison: Comparison) -> list[str]:
+    found = len(comparison.significant)
+    notes = [
+        f"* significant: two-sided Mann-Whitney U, Holm-adjusted over {comparison.tests} tests, "
+        f"p < {comparison.alpha:g}; cells with fewer than {MIN_N_FOR_TEST} requests on a side "
+        "are not tested.",
+        f"δ: {EFFECT_SIZE}, P(B > A) - P(B < A) over pairs of requests, -1 to +1 "
+        "(shown whether significant or not).",
+        f"{found} significant change{'s' if found != 1 else ''}.",
+    ]
+    speed = comparison.speed
+    if speed is not None and speed.name == "e2e_tps":
+        notes.append(
+            "speed: e2e tok/s (output tokens / whole request, prefill included); "
+            "a run without TTFT (a legacy import) has no decode tok/s."
+        )
+    if any(level.steady_a is False or level.steady_b is False for level in comparison.levels):
+        notes.append(f"{NOT_STEADY_MARK} the level did not hold its concurrency most of its time.")
+    if any(level.load_label != level.load.label for level in comparison.levels):
+        notes.append(
+            "seed c=N: a legacy import; its script launched every prompt × N of a phase at once."
+        )
+    notes.extend(f"left out, {reason}" for reason in comparison.missing)
+    if comparison.only_a:
+        notes.append("only in A: " + ", ".join(comparison.only_a))
+    if comparison.only_b:
+        notes.append("only in B: " + ", ".join(comparison.only_b))
+    return notes
+
+
+def _load_json(load: Load, label: str) -> dict[str, Any]:
+    return {"kind": load.kind, "value": load.value, "label": label}
+
+
+def comparison_json(comparison: Comparison) -> dict[str, Any]:
+    """The comparison for scripts; its keys are stable (README, "compare --format json")."""
+    c = comparison
+    return {
+        "run_a": c.run_a,
+        "run_b": c.run_b,
+        "alpha": c.alpha,
+        "tests": c.tests,
+        "effect_size": "cliffs_delta",
+        "speed": None if c.speed is None else c.speed.name,
+        "metrics": [m.name for m in c.metrics],
+        "missing": list(c.missing),
+        "configuration_changes": list(c.configuration_changes),
+        "only_a": list(c.only_a),
+        "only_b": list(c.only_b),
+        "cells": [
+            {
+                "endpoint_a": cell.endpoint_a,
+                "endpoint_b": cell.endpoint_b,
+                "label": cell.label,
+                "suite": cell.suite,
+                "load": _load_json(cell.load, cell.level),
+                "requests_a": cell.failures_a.requests,
+                "requests_b": cell.failures_b.requests,
+                "errors_a": cell.failures_a.errors,
+                "errors_b": cell.failures_b.errors,
+                "suspect_a": cell.failures_a.suspect,
+                "suspect_b": cell.failures_b.suspect,
+                "metrics": {
+                    m.metric.name: {
+                        "column": m.metric.column,
+                        "summary": m.metric.summary,
+                        "a": m.a,
+                        "b": m.b,
+                        "n_a": m.n_a,
+                        "n_b": m.n_b,
+                        "delta": m.delta,
+                        "relative_change": relative_change(m.a, m.b),
+                        "cliffs_delta": m.cliffs_delta,
+                        "p_value": m.p_value,
+                        "p_adjusted": m.p_adjusted,
+                        "significant": m.significant,
+                    }
+                    for m in cell.changes
+                },
+            }
+            for cell in c.cells
+        ],
+        "levels": [
+            {
+                "endpoint_a": level.endpoint_a,
+                "endpoint_b": level.endpoint_b,
+                "label": level.label,
+                "load": _load_json(level.load, level.load_label),
+                "throughput_tps_a": level.throughput_a_tps,
+                "throughput_tps_b": level.throughput_b_tps,
+                "relative_change": level.relative,
+                "steady_a": level.steady_a,
+                "steady_b": level.steady_b,
+            }
+            for level in c.levels
+        ],
+        "vram": [
+            {
+                "gpu": v.gpu,
+                "label": v.label or None,
+                "before_mib_a": v.before_a_mib,
+                "after_mib_a": v.after_a_mib,
+                "before_mib_b": v.before_b_mib,
+                "after_mib_b": v.after_b_mib,
+            }
+            for v in c.vram
+        ],
+    }

@@ -1,0 +1,86 @@
+"""Exporting a snapshot for other tools: Parquet or CSV tables, or the report as JSON / Markdown.
+
+Parquet and CSV write one file per table (``requests``, ``gpu``, ``server``, ``events``) into the
+output directory, in the snapshot's own schema (``ts`` as a UTC timestamp, SI units in column
+names). JSON writes the leaderboard rows and the report's tables; Markdown writes the report's
+tables in the shape of the seed's README. Every file is written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from nvfp4_tui.output.report import leaderboard_json, render_snapshot, report_tables, snapshot_board
+from nvfp4_tui.store.manifest import SnapshotError, error_text, write_atomic
+from nvfp4_tui.store.reader import Snapshot, open_snapshot
+from nvfp4_tui.store.schema import TABLES
+from nvfp4_tui.store.writer import parquet_bytes
+
+EXPORT_FORMATS = ("parquet", "csv", "json", "markdown")
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        raise SnapshotError(f"cannot write {path}: {error_text(exc)}") from exc
+
+
+def _table_files(snapshot: Snapshot, out_dir: Path, fmt: str) -> list[Path]:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise SnapshotError(
+            f"cannot export to {out_dir}: not a directory ({fmt} writes one per table)"
+        )
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SnapshotError(f"cannot create {out_dir}: {error_text(exc)}") from exc
+    written = []
+    for table in TABLES:
+        frame = snapshot.table(table)
+        path = out_dir / f"{table}.{fmt}"
+        _write(path, parquet_bytes(frame) if fmt == "parquet" else frame.write_csv().encode())
+        written.append(path)
+    return written
+
+
+def report_document(snapshot: Snapshot) -> dict[str, Any]:
+    """The report as one JSON-ready object: run identity, leaderboard rows, the tables."""
+    return {
+        "run_id": snapshot.run_id,
+        "status": snapshot.status,
+        "leaderboard": leaderboard_json(snapshot_board(snapshot)),
+        "tables": [
+            {"title": title, "headers": headers, "rows": rows}
+            for title, headers, rows in report_tables(snapshot)
+        ],
+    }
+
+
+def export_snapshot(snapshot_path: Path, fmt: str, out: Path) -> list[Path]:
+    """Export the snapshot at ``snapshot_path`` as ``fmt`` to ``out``; returns the files written.
+
+    ``out`` is a directory for ``parquet`` and ``csv``, a file for ``json`` and ``markdown``.
+    Raises SnapshotError (one line) when the snapshot cannot be read or ``out`` written.
+    """
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"export format must be one of {list(EXPORT_FORMATS)}, got {fmt!r}")
+    snapshot = open_snapshot(snapshot_path)
+    out = Path(out)
+    if fmt in ("parquet", "csv"):
+        return _table_files(snapshot, out, fmt)
+    if out.is_dir():
+        raise SnapshotError(f"cannot export to {out}: a directory; {fmt} writes one file")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SnapshotError(f"cannot create {out.parent}: {error_text(exc)}") from exc
+    if fmt == "json":
+        text = json.dumps(report_document(snapshot), indent=1, ensure_ascii=False) + "\n"
+    else:
+        title = f"# {snapshot.run_id}\n\n"
+        text = title + render_snapshot(snapshot, "markdown") + "\n"
+    _write(out, text.encode())
+    return [out]

@@ -1,0 +1,70 @@
+"""``--json``: what every pane shows, as one JSON object per endpoint per second, for scripts.
+
+The objects are ``figures.pane.PaneFigures.json``: the same figures the monitor's panes format,
+folded from the same events, so a script checking the big number checks what a person sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from nvfp4_tui.core.events import Event
+from nvfp4_tui.core.figures.pane import pane_figures
+from nvfp4_tui.core.figures.scores import shown_score
+from nvfp4_tui.core.state import FleetState
+
+JSON_INTERVAL_S = 1.0
+
+
+class PaneJsonLines:
+    """A subscriber that folds the run's events and prints every pane's figures on demand."""
+
+    def __init__(
+        self, stream: TextIO | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.state = FleetState()
+        self._stream = stream  # None: whatever sys.stdout is when a line is printed
+        self._clock = clock
+        self._reader_gone = False
+        self._printed_version: int | None = None
+
+    def __call__(self, event: Event) -> None:
+        self.state.apply(event)
+
+    def print_now(self, *, unless_printed: bool = False) -> None:
+        """Print every pane's line; with ``unless_printed``, not when the last lines already
+        showed this state (the run's end falling on a tick prints once)."""
+        state = self.state
+        if self._reader_gone or (unless_printed and self._printed_version == state.version):
+            return
+        self._printed_version = state.version
+        now = self._clock()
+        score = shown_score(state.figures.has_scores)
+        lines = [
+            json.dumps(pane_figures(endpoint, now, score).json(state.elapsed_s(now)))
+            for endpoint in state.endpoints.values()
+        ]
+        stream = self._stream or sys.stdout
+        try:
+            for line in lines:
+                print(line, file=stream)
+            stream.flush()
+        except BrokenPipeError:
+            # The reader stopped (``| head``): the run goes on and its snapshot is written;
+            # stdout is pointed at /dev/null so that closing it at exit does not fail again.
+            self._reader_gone = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+
+    async def print_every(self, interval_s: float = JSON_INTERVAL_S) -> None:
+        """Print every ``interval_s`` until cancelled, on the wall clock's whole intervals."""
+        while True:
+            await asyncio.sleep(interval_s - self._clock() % interval_s)
+            self.print_now()

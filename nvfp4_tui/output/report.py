@@ -1,0 +1,676 @@
+"""The report of a snapshot: the seed's tables (text, markdown or JSON), from the one
+leaderboard (``nvfp4_tui.core.figures``) that the live screens read too.
+
+Every table names the quality score it shows (verified by default, heuristic for a run without
+verified scores) and whether a figure is a mean or a median.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import plotext as plt
+import polars as pl
+
+from nvfp4_tui.bench.provenance import CONFIGURATION_HEADERS, configuration_rows
+from nvfp4_tui.core.events import SUSPECT_ERROR_KIND, EndpointInfo, Event, PhaseFinished, RunStarted
+from nvfp4_tui.core.figures.board import (
+    ROUTE_MIN_PROMPTS,
+    Board,
+    quality_table,
+    route_by_task,
+    speed_rows,
+)
+from nvfp4_tui.core.figures.leaderboard import (
+    STEADY_SHARE,
+    CellTotals,
+    LeaderboardFold,
+    LeaderRow,
+    LevelRow,
+    Moments,
+    PhaseFacts,
+)
+from nvfp4_tui.core.figures.scores import SCORE_NAMES, score_label
+from nvfp4_tui.core.slo import (
+    CapacityRow,
+    Load,
+    capacity_points,
+    capacity_rows,
+    load_axis,
+    run_plans,
+)
+from nvfp4_tui.core.timing_doubt import timing_doubt
+from nvfp4_tui.output.tables import format_table
+from nvfp4_tui.store.reader import Snapshot, open_snapshot
+
+REPORT_FORMATS = ("text", "json", "markdown")
+CHART_WIDTH = 72
+CHART_HEIGHT = 18
+# One marker per endpoint: the chart must read without colour in a CI log.
+CHART_MARKERS = "o+x*#@%&$=~^"
+# After a throughput figure whose level never held its concurrency (figures.leaderboard).
+NOT_STEADY_MARK = "*"
+
+Table = tuple[str, list[str], list[list[str]]]  # title, headers, rows
+
+
+@dataclass(frozen=True)
+class PlanRates:
+    """The planned rate of each open-loop phase of every run in a snapshot: a snapshot written
+    to twice holds two runs, whose phase indexes start over."""
+
+    starts: tuple[float, ...]  # each run's RunStarted time, in order
+    rates: dict[tuple[int, str, int], float]  # (run, endpoint id, phase index) -> requests/s
+
+    def run_at(self, t: float) -> int:
+        return max(0, bisect.bisect_right(self.starts, t) - 1)
+
+    def rate(self, t: float, endpoint_id: str, phase_index: int) -> float | None:
+        return self.rates.get((self.run_at(t), endpoint_id, phase_index))
+
+
+def plan_rates(events: Sequence[Event]) -> PlanRates:
+    starts: list[float] = []
+    rates: dict[tuple[int, str, int], float] = {}
+    for e in events:
+        if isinstance(e, RunStarted):
+            run = len(starts)
+            starts.append(e.t)
+            for (endpoint_id, index), plan in run_plans(e).items():
+                if plan.rate_rps is not None:
+                    rates[(run, endpoint_id, index)] = plan.rate_rps
+    return PlanRates(tuple(starts), rates)
+
+
+def _phase_key(run: int, phase_index: int) -> str:
+    # A snapshot written to twice holds two runs whose phase indexes start over.
+    return f"{run}:{phase_index}"
+
+
+def with_rates(requests: pl.DataFrame, rates: PlanRates) -> pl.DataFrame:
+    """The requests with their phase's planned ``rate_rps`` (null: closed loop) and ``run`` (the
+    run of the snapshot they belong to, 0 for the first)."""
+    if len(rates.starts) > 1:
+        starts = pl.Series(rates.starts, dtype=pl.Float64)
+        # search_sorted gives UInt32: minus one would wrap for a row before the first run.
+        found = starts.search_sorted(requests.get_column("t"), side="right").cast(pl.Int64)
+        run = (found - 1).clip(0)
+    else:
+        run = pl.repeat(0, requests.height, dtype=pl.Int64, eager=True)
+    keyed = requests.with_columns(run=run.cast(pl.Int64))
+    if not rates.rates:
+        return keyed.with_columns(rate_rps=pl.lit(None, dtype=pl.Float64))
+    plan = pl.DataFrame(
+        {
+            "run": [r for r, _, _ in rates.rates],
+            "endpoint_id": [endpoint for _, endpoint, _ in rates.rates],
+            "phase_index": [index for _, _, index in rates.rates],
+            "rate_rps": list(rates.rates.values()),
+        },
+        schema={
+            "run": pl.Int64,
+            "endpoint_id": requests.schema["endpoint_id"],
+            "phase_index": requests.schema["phase_index"],
+            "rate_rps": pl.Float64,
+        },
+    )
+    return keyed.join(plan, on=["run", "endpoint_id", "phase_index"], how="left")
+
+
+_LEVEL = ("endpoint_id", "suite", "concurrency", "rate_rps")
+# Columns an older snapshot may lack; they read as nulls.
+_OPTIONAL = {"score_verified": pl.Float64, "score_judge": pl.Float64, "trimmed": pl.Boolean}
+
+
+def _moments(column: str, rows: pl.Expr) -> list[pl.Expr]:
+    """Count, mean and sum of squared deviations of ``column``'s finite values in ``rows``."""
+    values = (
+        pl.col(column).cast(pl.Float64).filter(rows & pl.col(column).cast(pl.Float64).is_finite())
+    )
+    return [
+        values.count().alias(f"{column}:n"),
+        values.mean().alias(f"{column}:mean"),
+        (values.var(ddof=0) * values.count()).alias(f"{column}:m2"),
+    ]
+
+
+def _moments_of(row: dict, column: str) -> Moments:
+    n = row[f"{column}:n"]
+    return Moments(n, row[f"{column}:mean"] or 0.0, row[f"{column}:m2"] or 0.0)
+
+
+def cell_totals(frame: pl.DataFrame) -> list[CellTotals]:
+    """The request rows summed per leaderboard cell, as ``LeaderboardFold.add_request`` would
+    count them one by one (``frame`` carries ``rate_rps``: ``with_rates``)."""
+    for column, dtype in _OPTIONAL.items():
+        if column not in frame.columns:
+            frame = frame.with_columns(pl.lit(None, dtype=dtype).alias(column))
+    status = pl.col("status")
+    failed = status == "error"
+    suspect = failed & (pl.col("error_kind") == SUSPECT_ERROR_KIND).fill_null(False)
+    kept = ~failed
+    timed = kept & ~pl.col("trimmed").fill_null(False)  # warm-up and cool-down: not timed
+    aggregates = [
+        (kept & (status != "incomplete")).sum().alias("ok"),
+        (status == "incomplete").sum().alias("incomplete"),
+        (failed & ~suspect).sum().alias("errors"),
+        suspect.sum().alias("suspect"),
+        pl.col("ttft_s").filter(timed & pl.col("ttft_s").is_finite()).alias("ttft_s"),
+    ]
+    for name in SCORE_NAMES:
+        aggregates += _moments(name, kept)
+        scored = kept & pl.col(name).is_finite()
+        aggregates.append(pl.col("prompt_id").filter(scored).unique().alias(f"{name}:prompts"))
+    for column in ("decode_tps", "e2e_tps"):
+        aggregates += _moments(column, timed)
+    aggregates += _moments("tokens_out", timed & pl.col("tokens_out").is_not_null())
+    grouped = frame.group_by(*_LEVEL).agg(aggregates)
+    return [
+        CellTotals(
+            endpoint_id=row["endpoint_id"],
+            suite=row["suite"],
+            concurrency=row["concurrency"],
+            rate_rps=row["rate_rps"],
+            ok=row["ok"],
+            incomplete=row["incomplete"],
+            errors=row["errors"],
+            suspect=row["suspect"],
+            quality={
+                name: (_moments_of(row, name), frozenset(row[f"{name}:prompts"]))
+                for name in SCORE_NAMES
+            },
+            decode_tps=_moments_of(row, "decode_tps"),
+            e2e_tps=_moments_of(row, "e2e_tps"),
+            tokens_out=_moments_of(row, "tokens_out"),
+            ttft_s=row["ttft_s"],
+        )
+        for row in grouped.iter_rows(named=True)
+    ]
+
+
+def fold_snapshot(requests: pl.DataFrame, events: Sequence[Event]) -> LeaderboardFold:
+    """The leaderboard fold of a snapshot's request rows and its finished phases."""
+    rates = plan_rates(events)
+    fold = LeaderboardFold()
+    if not requests.is_empty():
+        for totals in cell_totals(with_rates(requests, rates)):
+            fold.add_cell(totals)
+    for e in events:
+        if isinstance(e, PhaseFinished):
+            run = rates.run_at(e.t)
+            fold.add_phase(
+                PhaseFacts(
+                    e.endpoint_id,
+                    e.suite,
+                    e.concurrency,
+                    rates.rates.get((run, e.endpoint_id, e.phase_index)),
+                    _phase_key(run, e.phase_index),
+                    e.output_tokens,
+                    e.wall_s,
+                    e.full_load_s,
+                    e.loop_lag_p99_s,
+                )
+            )
+    return fold
+
+
+def board_of(requests: pl.DataFrame, events: Sequence[Event]) -> Board:
+    """The leaderboard of a snapshot: rows by endpoint (in the run's order), load level (closed
+    loop by concurrency, then open loop by rate), then suite in plan order."""
+    fold = fold_snapshot(requests, events)
+    endpoints = endpoints_of(events)
+    order = [e.id for e in endpoints]
+    planned = [p for e in events if isinstance(e, RunStarted) for p in e.phases]
+    return Board(
+        endpoints=endpoints,
+        rows=fold.rows(order, _plan_suites(events, requests)),
+        levels=fold.levels(order),
+        planned_loads=tuple(dict.fromkeys(Load.of_plan(p) for p in planned)),
+    )
+
+
+def leaderboard_rows(requests: pl.DataFrame, events: Sequence[Event]) -> tuple[LeaderRow, ...]:
+    return board_of(requests, events).rows
+
+
+def _plan_suites(events: Sequence[Event], requests: pl.DataFrame) -> list[str]:
+    """Suites in the order the run planned them, then any seen only in the requests."""
+    planned = [p.suite for e in events if isinstance(e, RunStarted) for p in e.phases]
+    seen = (
+        requests.get_column("suite").unique(maintain_order=True).to_list()
+        if requests.height
+        else []
+    )
+    return list(dict.fromkeys([*planned, *seen]))
+
+
+def endpoints_of(events: Sequence[Event]) -> tuple[EndpointInfo, ...]:
+    for e in events:
+        if isinstance(e, RunStarted):
+            return e.endpoints
+    return ()
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def _at(load: Load | None) -> str:
+    """A table title's load level: ``concurrency 1`` (the seed's words) or ``2 req/s``."""
+    if load is None:
+        return "no load level"
+    return f"concurrency {load.value:g}" if load.kind == "concurrency" else load.label
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"{low:.2f}–{high:.2f}"
+
+
+def summary_tables(board: Board, score_name: str) -> list[Table]:
+    """The seed's tables: quality at the lowest load (c=1), speed vs class, aggregate throughput
+    per load level, requests; then the route per task."""
+    labels = {e.id: e.label for e in board.endpoints}
+    ids = board.endpoint_ids
+    score = score_label(score_name)
+    tables: list[Table] = []
+
+    quality = quality_table(board, score_name)
+    tables.append(
+        (
+            f"Quality ({score} score, mean per suite, {_at(quality.load)})",
+            ["suite", *(labels.get(i, i) for i in ids)],
+            [
+                [suite, *(_fmt(getattr(quality.cell(suite, i), "mean", None), ".2f") for i in ids)]
+                for suite in quality.suites
+            ],
+        )
+    )
+
+    speeds, averages = speed_rows(board)
+    speed_body = []
+    for row in speeds:
+        mean = averages.get(row.model_class)
+        rel = row.vs_class.get(row.model_class)
+        speed_body.append(
+            [
+                labels.get(row.endpoint_id, row.endpoint_id),
+                row.model_class or "—",
+                _fmt(row.decode_tps, ".1f"),
+                _fmt(row.e2e_tps, ".1f"),
+                f"{(rel - 1) * 100:+.0f}%" if rel is not None and mean else "—",
+            ]
+        )
+    scale = max((e.time_scale for e in board.endpoints), default=1.0)
+    scaled = f"; simulator ×{scale:g}: every speed ×{scale:g}" if scale != 1.0 else ""
+    tables.append(
+        (
+            f"Speed (mean per request, {_at(board.base_load)}{scaled})",
+            ["endpoint", "class", "decode tok/s", "e2e tok/s", "vs class avg"],
+            speed_body,
+        )
+    )
+
+    levels = board.level_loads()
+    by_level = board.throughput()
+    tables.append(
+        (
+            "Aggregate throughput (tok/s, output tokens / phase wall time; "
+            f"{NOT_STEADY_MARK} held its concurrency < {STEADY_SHARE:.0%} of the time)",
+            ["endpoint", *(load.label for load in levels)],
+            [
+                [labels.get(i, i), *(_level_cell(by_level.get((i, load))) for load in levels)]
+                for i in ids
+            ],
+        )
+    )
+
+    tables.append(
+        (
+            "Requests",
+            ["endpoint", "ok", "incomplete", "errors", "suspect"],
+            [
+                [
+                    labels.get(i, i),
+                    *(
+                        str(sum(getattr(r, field) for r in board.rows if r.endpoint == i))
+                        for field in ("ok", "incomplete", "errors", "suspect")
+                    ),
+                ]
+                for i in ids
+            ],
+        )
+    )
+
+    routes = route_by_task(board, score_name)
+    if routes:
+        tables.append(
+            (
+                f"Route by task ({score} score over every load level: the fastest endpoint at "
+                f"{_at(quality.load)} within the best one's 95% interval)",
+                ["suite", "route to", "quality", "decode tok/s", "best", "best 95% interval"],
+                [
+                    [
+                        route.suite,
+                        f"too few answers: {route.min_prompts} prompts, need {ROUTE_MIN_PROMPTS}",
+                        "—",
+                        "—",
+                        "—",
+                        "—",
+                    ]
+                    if route.too_few
+                    else [
+                        route.suite,
+                        labels.get(route.endpoint_id, route.endpoint_id),
+                        _fmt(route.quality, ".2f"),
+                        _fmt(route.decode_tps, ".1f"),
+                        labels.get(route.best_id or "", route.best_id or "—"),
+                        _interval(*(route.best_ci95 or (None, None))),
+                    ]
+                    for route in routes
+                ],
+            )
+        )
+    return tables
+
+
+def _level_cell(level: LevelRow | None) -> str:
+    if level is None:
+        return "—"
+    mark = NOT_STEADY_MARK if level.steady is False else ""
+    return _fmt(level.throughput_tps, ".1f") + mark
+
+
+def leaderboard_table(board: Board, score_name: str) -> Table:
+    """Every cell of the leaderboard, one line each."""
+    labels = {e.id: e.label for e in board.endpoints}
+    body = [
+        [
+            labels.get(r.endpoint, r.endpoint),
+            r.suite,
+            r.load.label,
+            str(r.n),
+            _fmt(r.score(score_name).mean, ".3f"),
+            _interval(r.score(score_name).ci95_low, r.score(score_name).ci95_high),
+            _fmt(r.decode_tps.mean, ".1f"),
+            _fmt(r.e2e_tps.mean, ".1f"),
+            _fmt(r.ttft_p50_s, ".3f"),
+            _fmt(r.throughput_tps, ".1f"),
+            _fmt(None if r.full_load_share is None else r.full_load_share * 100, ".0f"),
+            _fmt(None if r.timing_doubt_s is None else r.timing_doubt_s * 1000, ".0f"),
+            str(r.errors),
+            str(r.suspect),
+        ]
+        for r in board.rows
+    ]
+    score = score_label(score_name)
+    headers = [
+        "endpoint",
+        "suite",
+        "load",
+        "n",
+        f"{score} mean",
+        "95% interval",
+        "decode tok/s mean",
+        "e2e tok/s mean",
+        "TTFT p50 s",
+        "agg tok/s",
+        "full load %",
+        "timing doubt ms",
+        "errors",
+        "suspect",
+    ]
+    return ("Leaderboard", headers, body)
+
+
+def vram_per_gpu(gpu: pl.DataFrame) -> pl.DataFrame:
+    """Per GPU (``gpu``, ascending), VRAM used in MiB: ``first_mib`` (before the run), ``last_mib``
+    (after it) and ``peak_mib``; no rows without a reading."""
+    # A damaged row's NaN or infinite value is not a reading.
+    samples = gpu.select("gpu", "t", "vram_used_mib").filter(pl.col("vram_used_mib").is_finite())
+    return (
+        samples.sort("t")
+        .group_by("gpu")
+        .agg(
+            first_mib=pl.col("vram_used_mib").first(),
+            last_mib=pl.col("vram_used_mib").last(),
+            peak_mib=pl.col("vram_used_mib").max(),
+        )
+        .sort("gpu")
+    )
+
+
+def vram_table(gpu: pl.DataFrame, endpoints: Sequence[EndpointInfo]) -> Table | None:
+    """VRAM per GPU as nvidia-smi reports it (MiB): before the run (its first sample), after
+    (its last), the change and the peak, as the seed's table showed it."""
+    per_gpu = vram_per_gpu(gpu)
+    if per_gpu.is_empty():
+        return None
+    by_gpu = {e.gpu: e for e in endpoints if e.gpu is not None}
+    body = []
+    for r in per_gpu.iter_rows(named=True):
+        info = by_gpu.get(r["gpu"])
+        change = r["last_mib"] - r["first_mib"]
+        body.append(
+            [
+                str(r["gpu"]),
+                info.label if info else "—",
+                info.model_class if info else "—",
+                f"{r['first_mib']:,.0f}",
+                f"{r['last_mib']:,.0f}",
+                "0" if round(change) == 0 else f"{change:+,.0f}",
+                f"{r['peak_mib']:,.0f}",
+            ]
+        )
+    headers = ["GPU", "endpoint", "class", "before", "after", "change", "peak"]
+    return ("VRAM used (MiB)", headers, body)
+
+
+def provenance_table(manifest: dict[str, Any]) -> Table | None:
+    """What each endpoint ran (server, model, KV cache, GPU, driver) as recorded at run start;
+    None for a run that recorded none (an older snapshot, an import)."""
+    rows = configuration_rows(manifest)
+    return ("Configuration", CONFIGURATION_HEADERS, rows) if rows else None
+
+
+def throughput_chart(board: Board) -> str | None:
+    """Aggregate throughput against load, one line per endpoint, as plain text. Load levels are
+    evenly spaced: a sweep doubles them, which a linear axis would crowd into its left edge."""
+    by_level = board.throughput()
+    if not by_level:
+        return None
+    levels = board.level_loads()
+    labels = {e.id: e.label for e in board.endpoints}
+    plt.clear_figure()
+    plt.theme("clear")
+    plt.plotsize(CHART_WIDTH, CHART_HEIGHT)
+    for n, endpoint_id in enumerate(board.endpoint_ids):
+        points = [
+            (x, tps)
+            for x, load in enumerate(levels, 1)
+            if (row := by_level.get((endpoint_id, load))) and (tps := row.throughput_tps)
+        ]
+        if not points:
+            continue
+        xs, ys = zip(*points, strict=True)
+        marker = CHART_MARKERS[n % len(CHART_MARKERS)]
+        plt.plot(list(xs), list(ys), label=labels.get(endpoint_id, endpoint_id), marker=marker)
+    plt.xticks(list(range(1, len(levels) + 1)), [load.label for load in levels])
+    plt.title(f"Aggregate throughput vs {load_axis(levels)}")
+    plt.xlabel(load_axis(levels))
+    plt.ylabel("tok/s")
+    text = plt.uncolorize(plt.build())
+    plt.clear_figure()
+    return "\n".join(line.rstrip() for line in text.splitlines())
+
+
+def doubt_table(events: Sequence[Event], endpoints: Sequence[EndpointInfo]) -> Table | None:
+    """The phases whose timings the runner's own event-loop lag may have distorted, and by how
+    much; None when there are none (or the run predates the measurement)."""
+    rates = plan_rates(events)
+    labels = {e.id: e.label for e in endpoints}
+    body = [
+        [
+            labels.get(e.endpoint_id, e.endpoint_id),
+            e.suite,
+            Load.of(e.concurrency, rates.rate(e.t, e.endpoint_id, e.phase_index)).label,
+            f"{doubt * 1000:.0f}",
+            _fmt(None if e.loop_lag_max_s is None else e.loop_lag_max_s * 1000, ".0f"),
+        ]
+        for e in events
+        if isinstance(e, PhaseFinished) and (doubt := timing_doubt(e)) is not None
+    ]
+    if not body:
+        return None
+    return (
+        "Timing doubt: the client's event loop ran late, so these phases' TTFT and ITL may read "
+        "up to its lag p99 long",
+        ["endpoint", "suite", "load", "loop lag p99 ms", "max ms"],
+        body,
+    )
+
+
+def snapshot_board(snapshot: Snapshot) -> Board:
+    return board_of(snapshot.requests(), snapshot.report_events())
+
+
+def report_tables(
+    snapshot: Snapshot, *, detail: bool = True, score_name: str | None = None
+) -> list[Table]:
+    """The seed's tables, then (with ``detail``) the VRAM table and the full leaderboard."""
+    events = snapshot.report_events()
+    board = board_of(snapshot.requests(), events)
+    score = board.shown_score(score_name)
+    tables = summary_tables(board, score)
+    doubts = doubt_table(events, board.endpoints)
+    if doubts is not None:
+        tables.append(doubts)
+    capacity = capacity_rows(events)
+    if capacity:
+        tables.append(capacity_table(capacity, board.endpoints))
+    if detail:
+        configured = provenance_table(snapshot.manifest)
+        if configured is not None:
+            tables.append(configured)
+        vram = vram_table(snapshot.gpu(), board.endpoints)
+        if vram is not None:
+            tables.append(vram)
+        tables.append(leaderboard_table(board, score))
+    return tables
+
+
+def leaderboard_json(board: Board, score_name: str | None = None) -> list[dict]:
+    score = board.shown_score(score_name)
+    return [row.json(score) for row in board.rows]
+
+
+def render_snapshot(
+    snapshot: Snapshot, fmt: str = "text", *, detail: bool = True, score_name: str | None = None
+) -> str:
+    """The report of an open snapshot: ``text`` (tables and a chart), ``markdown`` or ``json``."""
+    if fmt not in REPORT_FORMATS:
+        raise ValueError(f"report format must be one of {list(REPORT_FORMATS)}, got {fmt!r}")
+    if fmt == "json":
+        board = snapshot_board(snapshot)
+        rows = leaderboard_json(board, score_name)
+        return json.dumps([*rows, *load_json_rows(snapshot.report_events())], indent=1)
+    markdown = fmt == "markdown"
+    parts = [
+        format_table(headers, body, title=title, markdown=markdown)
+        for title, headers, body in report_tables(snapshot, detail=detail, score_name=score_name)
+    ]
+    if detail and not markdown:
+        chart = throughput_chart(snapshot_board(snapshot))
+        if chart is not None:
+            parts.append(chart)
+    return "\n\n".join(parts)
+
+
+def _load(kind: str, value: float | None) -> str:
+    return "—" if value is None else Load("rate" if kind == "rate" else "concurrency", value).label
+
+
+def _slo_text(row: CapacityRow) -> str:
+    targets = [
+        f"{name}≤{value:g}s"
+        for name, value in (
+            ("TTFT", row.slo_ttft_s),
+            ("TPOT", row.slo_tpot_s),
+            ("E2E", row.slo_e2e_s),
+        )
+        if value is not None
+    ]
+    return f"{' '.join(targets) or 'no targets'}, {row.slo_attainment:.0%} of requests"
+
+
+def capacity_table(rows: Sequence[CapacityRow], endpoints: Sequence[EndpointInfo]) -> Table:
+    """Capacity at SLO: the highest load each endpoint sustained within it, and its knee."""
+    labels = {e.id: e.label for e in endpoints}
+    body = [
+        [
+            labels.get(r.endpoint, r.endpoint),
+            _load(r.load_kind, r.capacity),
+            _fmt(r.capacity_goodput_rps, ".2f"),
+            _fmt(r.capacity_throughput_tps, ".1f"),
+            _fmt(None if r.capacity_attainment is None else r.capacity_attainment * 100, ".0f"),
+            _load(r.load_kind, r.knee),
+            _load(r.load_kind, r.max_load),
+            r.sweep_stop or "—",
+            _slo_text(r),
+        ]
+        for r in rows
+    ]
+    headers = [
+        "endpoint",
+        "capacity",
+        "goodput req/s",
+        "agg tok/s",
+        "met %",
+        "knee",
+        "highest run",
+        "sweep stop",
+        "SLO",
+    ]
+    return ("Capacity at SLO", headers, body)
+
+
+def load_json_rows(events: Sequence[Event]) -> list[dict]:
+    """Rows beside the leaderboard's in ``--format json``, told apart by their ``kind``:
+    ``capacity`` (one per endpoint that ran with an SLO or a sweep) and ``load_step`` (its
+    points of throughput and goodput against load, the knee marked)."""
+    rows: list[dict] = []
+    for capacity, points in capacity_points(events):
+        rows.append({"kind": "capacity", **asdict(capacity)})
+        for point in points:
+            rows.append(
+                {
+                    "kind": "load_step",
+                    "endpoint": capacity.endpoint,
+                    "load_kind": point.load.kind,
+                    "load": point.load.value,
+                    "requests": point.requests,
+                    "met": point.met,
+                    "errors": point.errors,
+                    "late": point.late,
+                    "window_s": point.window_s,
+                    "attainment": point.attainment,
+                    "goodput_rps": point.goodput_rps,
+                    "throughput_tps": point.throughput_tps,
+                    "sustained": point.sustained,
+                    "knee": point.load.value == capacity.knee,
+                }
+            )
+    return rows
+
+
+def render(snapshot_path: Path, fmt: str = "text", *, detail: bool = True) -> str:
+    return render_snapshot(open_snapshot(snapshot_path), fmt, detail=detail)
+
+
+def print_summary(snapshot_path: Path) -> None:
+    """The seed's tables alone: what `run --headless` prints when the run ends."""
+    print(render(snapshot_path, detail=False))

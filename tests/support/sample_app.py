@@ -1,0 +1,37 @@
+"""The app on the sample events with a frozen clock: what snapshot tests and the docs show.
+
+``sample_app`` gives an app whose picture depends on nothing but the events, so a snapshot SVG
+taken today matches one taken on another machine tomorrow; ``settle`` waits until every event is
+in the state and the screen has drawn it.
+"""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+from nvfp4_tui.tui.app import FleetApp
+from tests.support.fixed_source import FixedSource
+from tests.support.sample_events import PARTWAY_S, START_T, sample_events
+
+SETTLE_S = 0.1
+
+
+def sample_app(*, complete: bool = False, kind: str = "live") -> tuple[FleetApp, FixedSource]:
+    """The demo fleet partway through its run (or ``complete``), its clock stopped at the end."""
+    events = sample_events(None if complete else PARTWAY_S)
+    now = events[-1].t if complete else START_T + PARTWAY_S
+    # Lingering: a live run that is still going, not one whose worker has gone away.
+    source = FixedSource(events, kind=kind, linger=not complete)
+    return FleetApp(source, clock=lambda: now), source
+
+
+async def settle(pilot: Pilot, source: FixedSource) -> None:
+    """Wait until the source has given every event and the current screen shows them."""
+    await source.drained.wait()
+    app = pilot.app
+    assert isinstance(app, FleetApp)
+    if not source.linger:
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+    app.redraw()
+    await pilot.pause(SETTLE_S)
