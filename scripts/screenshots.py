@@ -1,6 +1,6 @@
 """Writes the README's screenshots, docs/*.svg, from a replay of the shipped sample snapshot.
 
-    python scripts/screenshots.py [--out docs] [--size 160x48] [--at 0.4]
+    PYTHONPATH=. python scripts/screenshots.py [--out docs] [--size 160x48] [--at 0.4]
 
 The pictures are what `nvfp4-tui replay snapshots/sample-demo` shows: the sample's recorded
 events played up to a moment of the run (``--at``, a share of its length) for the fleet and
