@@ -40,7 +40,8 @@ from nvfp4_tui.bench.load import (
 from nvfp4_tui.bench.loop_lag import LoopLagMonitor
 from nvfp4_tui.bench.outage import EndpointGate
 from nvfp4_tui.bench.progress import TokenMeter
-from nvfp4_tui.bench.sweep import describe_stop, load_levels, phase_plan, stop_rule
+from nvfp4_tui.bench.sweep import describe_stop, phase_plan, stop_rule
+from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.config.suites import Prompt, Suite
 from nvfp4_tui.core.events import (

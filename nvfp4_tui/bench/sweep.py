@@ -1,8 +1,6 @@
-"""Load levels of a run and sweeps over them: the ladder, each phase's plan, the stop rules.
+"""Sweeps over a run's load levels: each phase's plan and the stop rules.
 
-Without a sweep the levels are the profile's ``concurrency`` (closed loop) or ``rate`` (open
-loop) list. A sweep climbs a ladder: the listed levels when there are several, else the one
-level times ``factor`` per step, ``max_steps`` steps (concurrency rounded up to whole requests).
+The levels themselves, the ladder a sweep climbs included, are ``nvfp4_tui.config.levels``.
 Each endpoint climbs on its own; after a step (its phases of every suite) the first stop rule
 that fires ends that endpoint's sweep:
 
@@ -15,43 +13,15 @@ The knee and the capacity at SLO are read from the same load points (``nvfp4_tui
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+from nvfp4_tui.config.levels import LoadLevel
 from nvfp4_tui.config.profile import RunPlan, SweepSpec
 from nvfp4_tui.core.events import PhasePlan
 from nvfp4_tui.core.slo import KNEE_MIN_GAIN, LoadPoint, SloTargets, throughput_gain
 
 StopRule = Literal["errors", "slo", "throughput"]
-
-
-@dataclass(frozen=True)
-class LoadLevel:
-    """Closed loop: ``concurrency`` in flight. Open loop: ``rate_rps``, capped at ``concurrency``
-    in flight (0: no cap)."""
-
-    concurrency: int
-    rate_rps: float | None = None
-
-
-def _ladder(levels: Sequence[float], spec: SweepSpec | None, whole: bool) -> list[float]:
-    if spec is None or len(levels) > 1:
-        return list(levels)
-    ladder = [levels[0]]
-    while len(ladder) < spec.max_steps:
-        step = ladder[-1] * spec.factor
-        ladder.append(max(math.ceil(step), int(ladder[-1]) + 1) if whole else step)
-    return ladder
-
-
-def load_levels(run: RunPlan) -> tuple[LoadLevel, ...]:
-    """The run's load levels in the order they run."""
-    if run.rate_rps:
-        cap = run.max_concurrency or 0
-        return tuple(LoadLevel(cap, r) for r in _ladder(run.rate_rps, run.sweep, whole=False))
-    return tuple(LoadLevel(int(c)) for c in _ladder(run.concurrency, run.sweep, whole=True))
 
 
 def phase_plan(

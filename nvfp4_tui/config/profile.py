@@ -10,6 +10,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.tomlcheck import (
     ConfigError,
     Problems,
@@ -399,8 +400,6 @@ def _plan_problems(run: RunPlan) -> list[tuple[str, str]]:
         key = "rate" if run.rate_rps else "concurrency"
         problems.append((key, "a sweep climbs: expected increasing levels"))
     if not run.rate_rps and run.max_requests is not None:
-        from nvfp4_tui.bench.sweep import load_levels  # bench.sweep imports this module
-
         top = max(level.concurrency for level in load_levels(run))
         if top > run.max_requests:
             # Such a step never holds its load; its flat throughput would read as a knee.

@@ -16,7 +16,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from nvfp4_tui.bench.runner import Runner
-from nvfp4_tui.bench.sweep import load_levels
+from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import SimSpec, load_profile, with_urls
 from nvfp4_tui.config.suites import load_suites
 from nvfp4_tui.core.events import EndpointStatus, Event, PhaseFinished

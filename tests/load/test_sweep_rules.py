@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from nvfp4_tui.bench.runner import plan_phases
-from nvfp4_tui.bench.sweep import describe_stop, load_levels, stop_rule
+from nvfp4_tui.bench.sweep import describe_stop, stop_rule
+from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import RunPlan, SweepSpec, load_profile
 from nvfp4_tui.config.suites import load_suites
 from nvfp4_tui.core.events import PhaseFinished, PhasePlan, RequestFinished
