@@ -326,13 +326,8 @@ def _snapshot_errors_are_usage(action: Callable[[], int]) -> int:
 
 
 def _run_source_ui(source, title: str) -> int:
-    from nvfp4_tui.tui import launch as tui_launch
+    from nvfp4_tui.launch.ui import run_source_ui
 
-    run_source_ui = getattr(tui_launch, "run_source_ui", None)
-    if run_source_ui is None:
-        raise UsageError(
-            f"{title}: the monitor cannot show this source yet in this build; use --headless"
-        )
     return run_source_ui(source, title)
 
 

@@ -92,3 +92,18 @@ def test_output_cut_short_by_its_reader_is_not_an_error() -> None:
         errors = process.stderr.read().decode()
         assert process.wait(timeout=60) == 0, errors
     assert "BrokenPipe" not in errors and "Traceback" not in errors
+
+
+def test_replay_without_headless_opens_the_monitor(monkeypatch) -> None:
+    from nvfp4_tui.launch import ui
+
+    shown: list[tuple[object, str]] = []
+
+    def fake_ui(source: object, title: str) -> int:
+        shown.append((source, title))
+        return 0
+
+    monkeypatch.setattr(ui, "run_source_ui", fake_ui)
+    assert main(["replay", str(SAMPLE)]) == 0
+    [(source, title)] = shown
+    assert isinstance(source, ReplaySource) and title.startswith("replay ")
