@@ -30,8 +30,8 @@ from nvfp4_tui.config.profile import load_profile, with_overrides, with_urls
 from nvfp4_tui.config.suites import load_suites
 from nvfp4_tui.core.events import Event, RequestFinished
 from nvfp4_tui.core.state import FleetState
-from nvfp4_tui.launch.run import telemetry_for_run
 from nvfp4_tui.sim.process import SimProcess
+from nvfp4_tui.telemetry.sampler import telemetry_for_run
 
 NAME = "memory"
 TARGET_SLOPE_MIB_PER_MIN = 1.0

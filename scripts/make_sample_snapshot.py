@@ -25,9 +25,10 @@ from pathlib import Path
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.config.profile import load_profile, with_urls
 from nvfp4_tui.config.suites import load_suites
-from nvfp4_tui.launch.run import PhasePrinter, telemetry_for_run
+from nvfp4_tui.launch.run import PhasePrinter
 from nvfp4_tui.output.report import render
 from nvfp4_tui.sim.process import SimProcess
+from nvfp4_tui.telemetry.sampler import telemetry_for_run
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILE = Path(

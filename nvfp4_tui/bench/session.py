@@ -33,6 +33,7 @@ from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.suites import Suite
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.events import Event, GpuSample, RunStarted
+from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import new_run_id
 from nvfp4_tui.store.writer import PartWriteError, SnapshotWriter
@@ -60,6 +61,17 @@ class SessionResult:
         if self.status == "complete":
             return exit_codes.OK
         return exit_codes.ALL_DOWN if self.every_endpoint_down else exit_codes.STOPPED
+
+    def down_summary(self) -> str:
+        """Lines naming the endpoints that ended the run down and why ("" when none did)."""
+        if not self.down:
+            return ""
+        lines = [
+            f"{endpoint_id:<16} was down: {one_line(why)}" for endpoint_id, why in self.down.items()
+        ]
+        if self.every_endpoint_down:
+            lines.append(f"every endpoint was down: exit {exit_codes.ALL_DOWN}")
+        return "".join(line + "\n" for line in lines)
 
 
 def resolved_profile(profile: Profile) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from nvfp4_tui.config.suites import load_suites
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.events import Event, encode
 from nvfp4_tui.store.manifest import SnapshotError
+from nvfp4_tui.telemetry.sampler import telemetry_for_run
 
 PIPE_FLUSH_S = 0.05
 PIPE_BACKLOG_MAX_BYTES = 64 * 1024 * 1024
@@ -168,8 +169,6 @@ def _stdin_is_pipe() -> bool:
 
 
 async def _main(spec: WorkerSpec, events_fd: int) -> int:
-    from nvfp4_tui.launch.run import down_summary, telemetry_for_run
-
     profile, sources, messages = telemetry_for_run(spec.profile(), spec.gpu_telemetry)
     suites = load_suites(profile.suite_dirs, profile.run.suites)
     pipe = PipeWriter(events_fd)
@@ -209,7 +208,7 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
             commands.cancel()
         pipe.flush_all()
     # The UI prints these after it closes, as `run --headless` prints them after its tables.
-    for line in down_summary(result).splitlines():
+    for line in result.down_summary().splitlines():
         _print_message(line)
     return result.exit_code
 

@@ -20,27 +20,8 @@ from nvfp4_tui.core.slo import Load, run_plans
 from nvfp4_tui.core.timing_doubt import describe_timing_doubt
 from nvfp4_tui.output.pane_json import PaneJsonLines
 from nvfp4_tui.store.manifest import SnapshotError
+from nvfp4_tui.telemetry.sampler import telemetry_for_run
 from nvfp4_tui.telemetry.source import GpuSource
-
-
-def telemetry_for_run(
-    profile: Profile, gpu_telemetry: str | None = None
-) -> tuple[Profile, list[GpuSource], list[str]]:
-    """GPU sources for the profile, and the profile with every endpoint's GPU resolved to the
-    index its samples carry (UUIDs and "auto" found through NVML). ``gpu_telemetry`` overrides
-    every endpoint's own setting."""
-    from nvfp4_tui.telemetry.sampler import plan_gpu_telemetry
-    from nvfp4_tui.telemetry.simulated import SimGpuSource
-
-    if gpu_telemetry is not None:
-        profile = profile.with_telemetry(gpu_telemetry)
-    plan = plan_gpu_telemetry(profile)
-    profile = profile.with_gpus(plan.endpoint_gpus)
-    sources = list(plan.sources)
-    simulated = [e for e in profile.endpoints if e.telemetry == "sim" and e.sim is not None]
-    if simulated:
-        sources.append(SimGpuSource.for_endpoints(simulated))
-    return profile, sources, list(plan.messages)
 
 
 class PhasePrinter:
@@ -143,21 +124,9 @@ def run_headless(
     result = asyncio.run(_run_session(session, panes))
     if not json_lines:
         print_summary(session.snapshot_path)
-    print(down_summary(result), end="", file=human)
+    print(result.down_summary(), end="", file=human)
     print(f"run {result.status}; snapshot: {session.snapshot_path}", file=human)
     return result.exit_code
-
-
-def down_summary(result: SessionResult) -> str:
-    """Lines naming the endpoints that ended the run down and why ("" when none did)."""
-    if not result.down:
-        return ""
-    lines = [
-        f"{endpoint_id:<16} was down: {one_line(why)}" for endpoint_id, why in result.down.items()
-    ]
-    if result.every_endpoint_down:
-        lines.append(f"every endpoint was down: exit {exit_codes.ALL_DOWN}")
-    return "".join(line + "\n" for line in lines)
 
 
 def run_profile(

@@ -4,7 +4,8 @@ NVML and urllib block, so ``GpuSampler`` calls them in its own thread and hands 
 samples to a callback (its owner bridges to asyncio with ``loop.call_soon_threadsafe``). A source
 that raises is reported once, then retried at a slower pace until it answers again; the thread
 itself only ends through ``stop``. ``plan_gpu_telemetry`` turns each endpoint's ``telemetry``
-setting into sources plus the one-line messages to show about what could not be set up.
+setting into sources plus the one-line messages to show about what could not be set up;
+``telemetry_for_run`` adds the simulator's source and the GPUs resolved on this box.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.core.events import GpuSample
 from nvfp4_tui.telemetry.dcgm import DcgmSource
 from nvfp4_tui.telemetry.nvml import NvmlSource, TelemetryUnavailable, endpoint_port, resolve_gpu
+from nvfp4_tui.telemetry.simulated import SimGpuSource
 from nvfp4_tui.telemetry.source import GpuSource
 
 
@@ -161,6 +163,23 @@ def plan_gpu_telemetry(
             if isinstance(endpoint.gpu, int):
                 plan.endpoint_gpus[endpoint.id] = endpoint.gpu
     return plan
+
+
+def telemetry_for_run(
+    profile: Profile, gpu_telemetry: str | None = None
+) -> tuple[Profile, list[GpuSource], list[str]]:
+    """GPU sources for the profile, and the profile with every endpoint's GPU resolved to the
+    index its samples carry (UUIDs and "auto" found through NVML). ``gpu_telemetry`` overrides
+    every endpoint's own setting; "sim" endpoints are sampled from their simulator."""
+    if gpu_telemetry is not None:
+        profile = profile.with_telemetry(gpu_telemetry)
+    plan = plan_gpu_telemetry(profile)
+    profile = profile.with_gpus(plan.endpoint_gpus)
+    sources = list(plan.sources)
+    simulated = [e for e in profile.endpoints if e.telemetry == "sim" and e.sim is not None]
+    if simulated:
+        sources.append(SimGpuSource.for_endpoints(simulated))
+    return profile, sources, list(plan.messages)
 
 
 def gpu_sources_for(profile: Profile) -> tuple[list[GpuSource], list[str]]:
