@@ -12,17 +12,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.core import exit_codes
+from nvfp4_tui.core.figures.comparison import Comparison
 from nvfp4_tui.sources.base import EventSource
 from nvfp4_tui.sources.live import LiveSource
 from nvfp4_tui.tui.app import FleetApp
-
-if TYPE_CHECKING:
-    from nvfp4_tui.output.compare import Comparison
 
 # The worker's exit codes that are the run's own outcome, passed on as the command's: completed,
 # bad output directory, every endpoint down, stopped (by the UI, or a signal).

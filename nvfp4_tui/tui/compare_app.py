@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from nvfp4_tui.output.compare import Comparison
+from nvfp4_tui.core.figures.comparison import Comparison
 from nvfp4_tui.tui.screens.compare import CompareScreen
 
 

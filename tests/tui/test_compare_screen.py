@@ -10,14 +10,9 @@ from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from nvfp4_tui import cli
+from nvfp4_tui.core.figures.comparison import METRICS, Comparison, MetricChange, metrics_for
 from nvfp4_tui.launch import ui as launch
-from nvfp4_tui.output.compare import (
-    METRICS,
-    Comparison,
-    MetricChange,
-    compare_snapshots,
-    metrics_for,
-)
+from nvfp4_tui.output.compare import compare_snapshots
 from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui.compare_app import CompareApp

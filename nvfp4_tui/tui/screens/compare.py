@@ -22,9 +22,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from nvfp4_tui.core.figures.scores import SCORE_LABELS
-from nvfp4_tui.core.plain_text import one_line
-from nvfp4_tui.output.compare import (
+from nvfp4_tui.core.figures.comparison import (
     EFFECT_SIZE,
     MIN_N_FOR_TEST,
     NOT_STEADY_MARK,
@@ -35,13 +33,15 @@ from nvfp4_tui.output.compare import (
     MetricChange,
     VramChange,
 )
+from nvfp4_tui.core.figures.scores import SCORE_LABELS
+from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles, cell_styles
 
 
 @dataclass(frozen=True)
 class MetricView:
-    """How one metric of ``nvfp4_tui.output.compare.METRICS`` reads in the table."""
+    """How one metric of ``nvfp4_tui.core.figures.comparison.METRICS`` reads in the table."""
 
     higher_is_better: bool
     # Speeds and latencies add their change as a percentage; a score's change reads from its
