@@ -26,8 +26,8 @@ from harness import Target, fmt
 
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.cli import DEMO_PROFILE
-from nvfp4_tui.config.profile import load_profile, with_overrides, with_urls
-from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.config.plan import plan_run
+from nvfp4_tui.config.profile import load_profile, with_overrides
 from nvfp4_tui.core.events import Event, RequestFinished
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sim.process import SimProcess
@@ -105,10 +105,12 @@ def run(settings: Settings) -> dict[str, Any]:
         tempfile.TemporaryDirectory(prefix="nvfp4-memory-") as tmp,
         SimProcess(profile.path, time_scale=settings.time_scale) as sim,
     ):
-        live, sources, _ = telemetry_for_run(with_urls(profile, sim.urls), "sim")
-        suites = load_suites(live.suite_dirs, live.run.suites)
+        plan = plan_run(profile, gpu_telemetry="sim").with_urls(sim.urls)
+        live, sources, _ = telemetry_for_run(plan)
         counter = Counting(FleetState())
-        session = Session(live, suites, Path(tmp), subscribers=[counter], gpu_sources=sources)
+        session = Session(
+            live.profile, live.suites, Path(tmp), subscribers=[counter], gpu_sources=sources
+        )
         session.open()
         rss_start = harness.rss_mib()
         samples, status = asyncio.run(_run_session(session, settings))

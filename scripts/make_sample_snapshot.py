@@ -23,8 +23,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from nvfp4_tui.bench.session import Session
-from nvfp4_tui.config.profile import load_profile, with_urls
-from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.config.plan import plan_run
+from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.launch.run import PhasePrinter
 from nvfp4_tui.output.report import render
 from nvfp4_tui.sim.process import SimProcess
@@ -44,12 +44,13 @@ def record(time_scale: float) -> Path:
     profile = replace(profile, run=replace(profile.run, name=SAMPLE_ID))
     shutil.rmtree(OUT_ROOT / SAMPLE_ID, ignore_errors=True)
     with SimProcess(profile.path, time_scale=time_scale) as sim:
-        live, sources, messages = telemetry_for_run(with_urls(profile, sim.urls), "sim")
+        plan = plan_run(profile, gpu_telemetry="sim").with_urls(sim.urls)
+        live, sources, messages = telemetry_for_run(plan)
         for message in messages:
             print(message, file=sys.stderr)
         session = Session(
-            live,
-            load_suites(live.suite_dirs, live.run.suites),
+            live.profile,
+            live.suites,
             OUT_ROOT,
             subscribers=[PhasePrinter()],
             gpu_sources=sources,

@@ -21,10 +21,11 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nvfp4_tui.bench.session import Session
-from nvfp4_tui.config.profile import Profile, load_profile, with_overrides, with_urls
-from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.config.plan import LaunchPlan
+from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.events import Event, encode
 from nvfp4_tui.store.manifest import SnapshotError
@@ -36,55 +37,17 @@ PIPE_BACKLOG_MAX_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True)
 class WorkerSpec:
-    """Everything the worker needs to rebuild the profile exactly as the launcher resolved it."""
+    """What the worker is handed, as JSON: the plan as the launcher resolved it, and where to
+    record the run."""
 
-    profile_path: str
+    plan: dict[str, Any]  # LaunchPlan.to_plain()
     out_root: str
-    suites: list[str]
-    concurrency: list[int]
-    requests: int | None
-    duration_s: float | None
-    urls: dict[str, str]
-    gpu_telemetry: str | None = None
     run_id: str | None = None
-    rate_rps: list[float] | None = None  # open loop; None: closed loop at ``concurrency``
-    arrivals: str | None = None
-    sweep: bool = False
     stop_when_stdin_closes: bool = False  # the UI started it: the UI's end (SSH drop) ends the run
-    time_scale: float = 1.0  # the demo simulator's clock factor, for the endpoints to say so
 
     @classmethod
-    def of(
-        cls, profile: Profile, out_root: Path, gpu_telemetry: str | None, run_id: str | None = None
-    ) -> WorkerSpec:
-        return cls(
-            profile_path=str(profile.path),
-            out_root=str(out_root),
-            suites=list(profile.run.suites),
-            concurrency=list(profile.run.concurrency),
-            requests=profile.run.requests,
-            duration_s=profile.run.duration_s,
-            urls={e.id: e.url for e in profile.endpoints},
-            gpu_telemetry=gpu_telemetry,
-            run_id=run_id,
-            rate_rps=list(profile.run.rate_rps) or None,
-            arrivals=profile.run.arrivals if profile.run.rate_rps else None,
-            sweep=profile.run.sweep is not None,
-            time_scale=max((e.time_scale for e in profile.endpoints), default=1.0),
-        )
-
-    def profile(self) -> Profile:
-        profile = with_overrides(
-            load_profile(Path(self.profile_path)),
-            suites=tuple(self.suites),
-            concurrency=tuple(self.concurrency),
-            requests=self.requests,
-            duration_s=self.duration_s,
-            rate_rps=tuple(self.rate_rps) if self.rate_rps else None,
-            arrivals=self.arrivals,
-            sweep=self.sweep,
-        )
-        return with_urls(profile, self.urls, self.time_scale)
+    def of(cls, plan: LaunchPlan, out_root: Path, run_id: str | None = None) -> WorkerSpec:
+        return cls(plan=plan.to_plain(), out_root=str(out_root), run_id=run_id)
 
 
 class PipeWriter:
@@ -169,12 +132,16 @@ def _stdin_is_pipe() -> bool:
 
 
 async def _main(spec: WorkerSpec, events_fd: int) -> int:
-    profile, sources, messages = telemetry_for_run(spec.profile(), spec.gpu_telemetry)
-    suites = load_suites(profile.suite_dirs, profile.run.suites)
+    try:
+        resolved = LaunchPlan.from_plain(spec.plan)
+    except ConfigError as error:  # the profile's or a suite's file changed since the launch
+        print("\n".join(error.problems), file=sys.stderr, flush=True)
+        return exit_codes.USAGE
+    plan, sources, messages = telemetry_for_run(resolved)
     pipe = PipeWriter(events_fd)
     session = Session(
-        profile,
-        suites,
+        plan.profile,
+        plan.suites,
         Path(spec.out_root),
         subscribers=[pipe],
         gpu_sources=sources,

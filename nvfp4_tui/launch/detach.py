@@ -35,6 +35,7 @@ from types import FrameType
 from typing import IO, TextIO
 
 from nvfp4_tui.bench.worker import WorkerSpec
+from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.store.manifest import MANIFEST_NAME, error_text, new_run_id
 
@@ -53,7 +54,8 @@ class DetachError(Exception):
 
 @dataclass(frozen=True)
 class DemoJob:
-    """What ``python -m nvfp4_tui.launch.detach demo`` needs: the worker's spec less the simulator's URLs."""
+    """What ``python -m nvfp4_tui.launch.detach demo`` needs: the worker's spec less the
+    simulator's URLs, and the simulator's clock factor."""
 
     spec: WorkerSpec
     time_scale: float
@@ -158,8 +160,9 @@ def _free_run_id(profile: Profile, out_root: Path) -> str:
 
 def detach_run(profile: Profile, out_root: Path) -> Detached:
     """Start the worker for ``profile`` detached; returns once its snapshot exists."""
+    plan = plan_run(profile)
     run_id = _free_run_id(profile, out_root)
-    spec = WorkerSpec.of(profile, out_root, None, run_id)
+    spec = WorkerSpec.of(plan, out_root, run_id)
     command = _python_module("nvfp4_tui.bench.worker", json.dumps(asdict(spec)))
     return launch_detached(command, out_root, run_id, RUN_READY_TIMEOUT_S)
 
@@ -168,10 +171,10 @@ def detach_demo(
     profile: Profile, out_root: Path, *, time_scale: float, gpu_telemetry: str
 ) -> Detached:
     """Start simulator and worker together, detached; returns once the snapshot exists."""
+    plan = plan_run(profile, gpu_telemetry=gpu_telemetry)
     run_id = _free_run_id(profile, out_root)
-    # The simulator starts in the detached process: its clock factor goes with the plan.
-    spec = replace(WorkerSpec.of(profile, out_root, gpu_telemetry, run_id), time_scale=time_scale)
-    job = DemoJob(spec, time_scale)
+    # The simulator starts in the detached process: its URLs join the plan there.
+    job = DemoJob(WorkerSpec.of(plan, out_root, run_id), time_scale)
     command = _python_module("nvfp4_tui.launch.detach", "demo", job.to_json())
     return launch_detached(command, out_root, run_id, DEMO_READY_TIMEOUT_S)
 
@@ -202,8 +205,10 @@ def run_demo_job(job: DemoJob) -> int:
     """Serve the simulator and run the worker against it until the worker ends."""
     from nvfp4_tui.sim.process import SimProcess
 
-    with SimProcess(job.spec.profile_path, time_scale=job.time_scale) as sim:
-        spec = replace(job.spec, urls={**job.spec.urls, **sim.urls})
+    plan = LaunchPlan.from_plain(job.spec.plan)
+    with SimProcess(plan.profile.path, time_scale=job.time_scale) as sim:
+        live = plan.with_urls(sim.urls, job.time_scale)
+        spec = replace(job.spec, plan=live.to_plain())
         worker = _start_closed_stdin(
             _python_module("nvfp4_tui.bench.worker", json.dumps(asdict(spec)))
         )

@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
 from nvfp4_tui.bench.session import Session, SessionResult
-from nvfp4_tui.config.profile import Profile, with_urls
-from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.config.plan import LaunchPlan, plan_run
+from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.events import EndpointStatus, Event, PhaseFinished, PhasePlan, RunStarted
 from nvfp4_tui.core.figures.leaderboard import STEADY_SHARE
@@ -21,7 +20,6 @@ from nvfp4_tui.core.timing_doubt import describe_timing_doubt
 from nvfp4_tui.output.pane_json import PaneJsonLines
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.telemetry.sampler import telemetry_for_run
-from nvfp4_tui.telemetry.source import GpuSource
 
 
 class PhasePrinter:
@@ -89,23 +87,16 @@ async def _run_session(session: Session, panes: PaneJsonLines | None = None) -> 
     return result
 
 
-def run_headless(
-    profile: Profile,
-    out_root: Path,
-    gpu_sources: Sequence[GpuSource],
-    messages: Sequence[str] = (),
-    *,
-    json_lines: bool = False,
-) -> int:
+def run_headless(plan: LaunchPlan, out_root: Path, *, json_lines: bool = False) -> int:
     """Run without a UI: a line per finished phase and the report on stdout, or with
     ``json_lines`` only the panes' figures (``pane_json``), everything else on stderr."""
     from nvfp4_tui.output.report import print_summary
 
-    suites = load_suites(profile.suite_dirs, profile.run.suites)
+    plan, gpu_sources, messages = telemetry_for_run(plan)
     panes = PaneJsonLines() if json_lines else None
     session = Session(
-        profile,
-        suites,
+        plan.profile,
+        plan.suites,
         out_root,
         # With --json the human lines still go out, on stderr.
         subscribers=[PhasePrinter()] if panes is None else [panes, PhasePrinter(sys.stderr)],
@@ -132,12 +123,12 @@ def run_headless(
 def run_profile(
     profile: Profile, out_root: Path, *, headless: bool, json_lines: bool = False
 ) -> int:
+    plan = plan_run(profile)
     if headless:
-        profile, sources, messages = telemetry_for_run(profile)
-        return run_headless(profile, out_root, sources, messages, json_lines=json_lines)
+        return run_headless(plan, out_root, json_lines=json_lines)
     from nvfp4_tui.launch.ui import run_with_ui
 
-    return run_with_ui(profile, out_root)
+    return run_with_ui(plan, out_root)
 
 
 def run_demo(
@@ -151,11 +142,11 @@ def run_demo(
 ) -> int:
     from nvfp4_tui.sim.process import SimProcess
 
+    plan = plan_run(profile, gpu_telemetry=gpu_telemetry)
     with SimProcess(profile.path, time_scale=time_scale) as sim:
-        live = with_urls(profile, sim.urls, time_scale)
+        live = plan.with_urls(sim.urls, time_scale)
         if headless:
-            live, sources, messages = telemetry_for_run(live, gpu_telemetry)
-            return run_headless(live, out_root, sources, messages, json_lines=json_lines)
+            return run_headless(live, out_root, json_lines=json_lines)
         from nvfp4_tui.launch.ui import run_with_ui
 
-        return run_with_ui(live, out_root, gpu_telemetry=gpu_telemetry)
+        return run_with_ui(live, out_root)

@@ -1,8 +1,8 @@
 """Starting the monitor: on a live run (``run_with_ui``), on a followed or replayed snapshot
 (``run_source_ui``), or on a comparison of two runs (``run_compare_ui``).
 
-The one place the UI touches the bench package: it names the run in a ``WorkerSpec`` and hands
-it to a ``LiveSource``, which starts the worker process; everything else reaches the UI as events.
+The one place the UI touches the bench package: it hands the resolved plan in a ``WorkerSpec``
+to a ``LiveSource``, which starts the worker process; everything else reaches the UI as events.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nvfp4_tui.bench.worker import WorkerSpec
-from nvfp4_tui.config.profile import Profile
+from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.figures.comparison import Comparison
 from nvfp4_tui.sources.base import EventSource
@@ -26,10 +26,10 @@ from nvfp4_tui.tui.app import FleetApp
 WORKER_OUTCOMES = (exit_codes.OK, exit_codes.USAGE, exit_codes.ALL_DOWN, exit_codes.STOPPED)
 
 
-def run_with_ui(profile: Profile, out_root: Path, *, gpu_telemetry: str | None = None) -> int:
-    """Run ``profile`` in a worker process under the live UI; the exit code of ``run --headless``
+def run_with_ui(plan: LaunchPlan, out_root: Path) -> int:
+    """Run ``plan`` in a worker process under the live UI; the exit code of ``run --headless``
     (``nvfp4_tui.core.exit_codes``) except that a run the user stopped from the UI exits 0."""
-    source = LiveSource(WorkerSpec.of(profile, out_root, gpu_telemetry))
+    source = LiveSource(WorkerSpec.of(plan, out_root))
     app = FleetApp(source)
 
     async def main() -> None:

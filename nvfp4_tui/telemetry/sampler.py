@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.core.events import GpuSample
 from nvfp4_tui.telemetry.dcgm import DcgmSource
@@ -165,21 +166,17 @@ def plan_gpu_telemetry(
     return plan
 
 
-def telemetry_for_run(
-    profile: Profile, gpu_telemetry: str | None = None
-) -> tuple[Profile, list[GpuSource], list[str]]:
-    """GPU sources for the profile, and the profile with every endpoint's GPU resolved to the
-    index its samples carry (UUIDs and "auto" found through NVML). ``gpu_telemetry`` overrides
-    every endpoint's own setting; "sim" endpoints are sampled from their simulator."""
-    if gpu_telemetry is not None:
-        profile = profile.with_telemetry(gpu_telemetry)
-    plan = plan_gpu_telemetry(profile)
-    profile = profile.with_gpus(plan.endpoint_gpus)
-    sources = list(plan.sources)
-    simulated = [e for e in profile.endpoints if e.telemetry == "sim" and e.sim is not None]
+def telemetry_for_run(plan: LaunchPlan) -> tuple[LaunchPlan, list[GpuSource], list[str]]:
+    """GPU sources for the plan's endpoints ("sim" ones sampled from their simulator), and the
+    plan with every endpoint's GPU resolved to the index its samples carry (UUIDs and "auto"
+    found through NVML)."""
+    telemetry = plan_gpu_telemetry(plan.profile)
+    plan = plan.with_gpus(telemetry.endpoint_gpus)
+    sources = list(telemetry.sources)
+    simulated = [e for e in plan.profile.endpoints if e.telemetry == "sim" and e.sim is not None]
     if simulated:
         sources.append(SimGpuSource.for_endpoints(simulated))
-    return profile, sources, list(plan.messages)
+    return plan, sources, list(telemetry.messages)
 
 
 def gpu_sources_for(profile: Profile) -> tuple[list[GpuSource], list[str]]:

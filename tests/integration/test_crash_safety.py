@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 from nvfp4_tui.bench.worker import WorkerSpec
-from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.config.plan import plan_run
+from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.core.events import RequestFinished, decode
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.store.reader import open_snapshot
@@ -26,8 +27,8 @@ FLUSH_MARGIN_S = 1.0
 
 
 def start_worker(tmp_path: Path, urls: dict[str, str], profile_path: Path) -> subprocess.Popen:
-    profile = with_urls(load_profile(profile_path), urls)
-    spec = WorkerSpec.of(profile, tmp_path / "out", None, run_id="crash-run")
+    plan = plan_run(load_profile(profile_path)).with_urls(urls)
+    spec = WorkerSpec.of(plan, tmp_path / "out", run_id="crash-run")
     return subprocess.Popen(
         [sys.executable, "-m", "nvfp4_tui.bench.worker", json.dumps(spec.__dict__)],
         stdin=subprocess.PIPE,

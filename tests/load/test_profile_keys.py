@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.cli import build_parser, main
+from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import ConfigError, SweepSpec, load_profile, with_overrides
 from nvfp4_tui.core.slo import SloTargets
 
@@ -145,11 +149,41 @@ def test_overrides_switch_between_closed_and_open_loops(tmp_path: Path) -> None:
         with_overrides(timed, concurrency=(2,), requests=3)
 
 
-def test_the_worker_rebuilds_the_same_plan(tmp_path: Path) -> None:
-    base = load_profile(write(tmp_path, "concurrency = [1]\nsweep = { max_steps = 3 }"))
+def test_the_worker_receives_the_plan_as_resolved(tmp_path: Path) -> None:
+    path = write(tmp_path, "concurrency = [1]\nsweep = { max_steps = 3 }\nslo = { ttft_s = 0.5 }")
+    base = load_profile(path)
     for profile in (base, with_overrides(base, rate_rps=(1.0, 3.0), arrivals="constant")):
-        spec = WorkerSpec.of(profile, tmp_path, None)
-        assert spec.profile().run == profile.run
+        plan = (
+            plan_run(profile, gpu_telemetry="none")
+            .with_urls({"a": "http://127.0.0.1:9"}, 5.0)
+            .with_gpus({"a": 3})
+        )
+        sent = json.dumps(WorkerSpec.of(plan, tmp_path).__dict__)
+        # Resolved once: the worker keeps the launcher's plan even if the file's [run] changes.
+        path.write_text(path.read_text().replace("concurrency = [1]", "concurrency = [2]"))
+        assert LaunchPlan.from_plain(WorkerSpec(**json.loads(sent)).plan) == plan
+        path.write_text(path.read_text().replace("concurrency = [2]", "concurrency = [1]"))
+
+
+def test_a_worker_whose_profile_went_bad_says_so_in_one_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "concurrency = [1]")
+    spec = WorkerSpec.of(plan_run(load_profile(path)), tmp_path / "out")
+    path.write_text("[run\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "nvfp4_tui.bench.worker", json.dumps(spec.__dict__)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith(str(path)) and "Traceback" not in done.stderr
+
+
+def test_a_missing_suite_stops_a_monitored_run_before_it_starts(tmp_path: Path, capsys) -> None:
+    path = write(tmp_path, "concurrency = [1]")
+    assert main(["run", str(path), "--suites", "nope", "--out", str(tmp_path / "out")]) == 2
+    assert "no suite named 'nope'" in capsys.readouterr().err
+    assert not list((tmp_path / "out").iterdir())  # no snapshot, no worker started
 
 
 def test_command_line_flags(tmp_path: Path, capsys) -> None:

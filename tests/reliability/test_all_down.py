@@ -18,6 +18,7 @@ import pytest
 
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.cli import main
+from nvfp4_tui.config.plan import plan_run
 from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.events import PhaseFinished
@@ -103,8 +104,8 @@ def test_one_endpoint_up_completes_and_names_the_ones_down(
 
 
 async def test_under_the_ui_the_worker_exits_with_the_same_code(tmp_path: Path) -> None:
-    profile = load_profile(down_profile(tmp_path))
-    source = LiveSource(WorkerSpec.of(profile, tmp_path / "out", None, run_id="all-down"))
+    plan = plan_run(load_profile(down_profile(tmp_path)))
+    source = LiveSource(WorkerSpec.of(plan, tmp_path / "out", run_id="all-down"))
     app = FleetApp(source)
     try:
         async with app.run_test() as pilot:

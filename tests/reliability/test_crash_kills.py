@@ -27,7 +27,8 @@ import pytest
 
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.cli import main as cli_main
-from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.config.plan import plan_run
+from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.core.events import RequestFinished, RunFinished, RunStarted, decode
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sim.process import SimProcess
@@ -124,8 +125,8 @@ def killed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Kill]]:
     path = _profile(root)
     kills = _schedule()
     with SimProcess(path, port_base=0) as sim:
-        profile = with_urls(load_profile(path), sim.urls)
-        spec = WorkerSpec.of(profile, root / "out", None)
+        plan = plan_run(load_profile(path)).with_urls(sim.urls)
+        spec = WorkerSpec.of(plan, root / "out")
         forker = WorkerForker()
 
         async def all_lanes() -> None:

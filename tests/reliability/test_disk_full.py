@@ -22,6 +22,7 @@ import pytest
 
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.bench.worker import WorkerSpec
+from nvfp4_tui.config.plan import plan_run
 from nvfp4_tui.config.profile import load_profile, with_urls
 from nvfp4_tui.config.suites import load_suites
 from nvfp4_tui.core.events import Event
@@ -145,8 +146,8 @@ async def test_a_real_full_filesystem_under_the_live_ui(tmp_path: Path) -> None:
     try:
         path = _profile(tmp_path)
         with SimProcess(path, port_base=0, time_scale=5.0) as sim:
-            profile = with_urls(load_profile(path), sim.urls)
-            source = LiveSource(WorkerSpec.of(profile, disk / "out", None, run_id="fills"))
+            plan = plan_run(load_profile(path)).with_urls(sim.urls)
+            source = LiveSource(WorkerSpec.of(plan, disk / "out", run_id="fills"))
             app = FleetApp(source)
             notes = _recording(app)
             async with app.run_test() as pilot:

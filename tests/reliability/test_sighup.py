@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 from nvfp4_tui.bench.worker import WorkerSpec
-from nvfp4_tui.config.profile import load_profile, with_urls
+from nvfp4_tui.config.plan import plan_run
+from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.core.events import RunFinished
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.store.manifest import read_manifest
@@ -85,8 +86,8 @@ def test_sighup_stops_a_headless_run_cleanly(tmp_path: Path) -> None:
 def test_sighup_stops_the_worker_cleanly(tmp_path: Path) -> None:
     path = _profile(tmp_path)
     with SimProcess(path, port_base=0, time_scale=5.0) as sim:
-        profile = with_urls(load_profile(path), sim.urls)
-        spec = WorkerSpec.of(profile, tmp_path / "out", None, run_id="hup")
+        plan = plan_run(load_profile(path)).with_urls(sim.urls)
+        spec = WorkerSpec.of(plan, tmp_path / "out", run_id="hup")
         forker = WorkerForker()
         try:
             pid, events_fd = forker.start(json.dumps(spec.__dict__))

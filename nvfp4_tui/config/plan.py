@@ -1,0 +1,87 @@
+"""A profile resolved once for one run: the frozen plan that launch, the worker and the session
+receive, and its plain (JSON) form for the worker process.
+
+Start-up resolves in one corridor. The command line applies its options over the profile's [run]
+table (``with_overrides``); ``plan_run`` then takes the GPU telemetry choice and the suites; a
+demo adds its simulator's URLs and clock (``with_urls``); telemetry resolves each endpoint's GPU
+on the box that samples it (``with_gpus``). Nothing downstream re-derives a piece of it.
+
+The worker is another process: ``to_plain`` carries what was resolved (the run table, each
+endpoint's URL, clock, GPU and telemetry), and ``from_plain`` reads back only what the plan
+names: the profile's endpoints from its file, the suites from theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from nvfp4_tui.config.profile import Profile, RunPlan, SweepSpec, load_profile, with_urls
+from nvfp4_tui.config.suites import Suite, load_suites
+from nvfp4_tui.core.slo import SloTargets
+
+# What a plan resolves per endpoint, beyond the profile's file.
+_ENDPOINT_CHOICES = ("url", "time_scale", "gpu", "telemetry")
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """The profile as this run will use it, and the suites it runs, by name."""
+
+    profile: Profile
+    suites: dict[str, Suite]
+
+    def with_urls(self, urls: Mapping[str, str], time_scale: float = 1.0) -> LaunchPlan:
+        """Endpoints moved to where a simulator serves them, on a clock ``time_scale`` times
+        real time."""
+        return replace(self, profile=with_urls(self.profile, dict(urls), time_scale))
+
+    def with_gpus(self, gpus: Mapping[str, int]) -> LaunchPlan:
+        """Endpoints' GPUs (UUID or "auto") replaced by the indices found on this box."""
+        return replace(self, profile=self.profile.with_gpus(dict(gpus)))
+
+    def to_plain(self) -> dict[str, Any]:
+        """JSON-ready: the profile's path, its resolved run table and per-endpoint choices."""
+        return {
+            "profile_path": str(self.profile.path),
+            "run": asdict(self.profile.run),
+            "endpoints": {
+                e.id: {key: getattr(e, key) for key in _ENDPOINT_CHOICES}
+                for e in self.profile.endpoints
+            },
+        }
+
+    @classmethod
+    def from_plain(cls, plain: Mapping[str, Any]) -> LaunchPlan:
+        """The plan ``to_plain`` wrote; raises ConfigError when the files it names went bad."""
+        profile = load_profile(Path(plain["profile_path"]))
+        chosen: Mapping[str, Mapping[str, Any]] = plain["endpoints"]
+        endpoints = tuple(replace(e, **chosen.get(e.id, {})) for e in profile.endpoints)
+        profile = replace(profile, run=_run_from_plain(plain["run"]), endpoints=endpoints)
+        return cls(profile, load_suites(profile.suite_dirs, profile.run.suites))
+
+
+def plan_run(profile: Profile, *, gpu_telemetry: str | None = None) -> LaunchPlan:
+    """The plan for ``profile`` (the command line's overrides already applied): every endpoint's
+    GPU telemetry from ``gpu_telemetry`` when given, and its suites loaded (ConfigError names
+    each one missing or bad, before anything starts)."""
+    if gpu_telemetry is not None:
+        profile = profile.with_telemetry(gpu_telemetry)
+    return LaunchPlan(profile, load_suites(profile.suite_dirs, profile.run.suites))
+
+
+def _run_from_plain(raw: Mapping[str, Any]) -> RunPlan:
+    # JSON gives lists for tuples and dicts for the nested records.
+    sweep = raw["sweep"]
+    return RunPlan(
+        **{
+            **raw,
+            "suites": tuple(raw["suites"]),
+            "concurrency": tuple(raw["concurrency"]),
+            "rate_rps": tuple(raw["rate_rps"]),
+            "sweep": None if sweep is None else SweepSpec(**sweep),
+            "slo": SloTargets(**raw["slo"]),
+        }
+    )
