@@ -11,6 +11,8 @@ import pytest
 
 from nvfp4_tui.cli import main
 from nvfp4_tui.core.state import FleetState
+from nvfp4_tui.launch import ui
+from nvfp4_tui.sources.follow import FollowSource
 from nvfp4_tui.sources.replay import ReplaySource
 
 from .builders import timeline_run, write_events
@@ -39,6 +41,23 @@ def test_replay_headless_prints_the_report_and_the_event_count(capsys) -> None:
     assert "Quality (verified score, mean per suite, concurrency 1)" in out and "Leaderboard" in out
     assert out.rstrip().endswith(f"run complete; snapshot: {SAMPLE}")
     assert " events; " in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize(("command", "kind"), [("replay", ReplaySource), ("follow", FollowSource)])
+def test_without_headless_the_monitor_opens_on_the_snapshot(
+    command: str, kind: type, tmp_path: Path, monkeypatch
+) -> None:
+    path = write_events(tmp_path, "done", timeline_run(3))
+    shown: list[tuple[object, str]] = []
+
+    def monitor(source: object, title: str) -> int:
+        shown.append((source, title))
+        return 0
+
+    monkeypatch.setattr(ui, "run_source_ui", monitor)
+    assert main([command, str(path)]) == 0
+    ((source, title),) = shown
+    assert isinstance(source, kind) and title == f"{command} done"
 
 
 def test_bad_replay_arguments_are_one_line(tmp_path: Path, capsys) -> None:
@@ -92,18 +111,3 @@ def test_output_cut_short_by_its_reader_is_not_an_error() -> None:
         errors = process.stderr.read().decode()
         assert process.wait(timeout=60) == 0, errors
     assert "BrokenPipe" not in errors and "Traceback" not in errors
-
-
-def test_replay_without_headless_opens_the_monitor(monkeypatch) -> None:
-    from nvfp4_tui.launch import ui
-
-    shown: list[tuple[object, str]] = []
-
-    def fake_ui(source: object, title: str) -> int:
-        shown.append((source, title))
-        return 0
-
-    monkeypatch.setattr(ui, "run_source_ui", fake_ui)
-    assert main(["replay", str(SAMPLE)]) == 0
-    [(source, title)] = shown
-    assert isinstance(source, ReplaySource) and title.startswith("replay ")
