@@ -50,7 +50,6 @@ USAGE_OPTION_KEYS = ("continuous_usage_stats", "stream_options")
 REJECTED_STATUSES = (400, 422)
 RETRYABLE_PREFIXES = tuple(f"HTTP {status}:" for status in (429, 503))  # see _attempt's message
 JSON_HEADERS = {"Content-Type": "application/json"}
-_TEXT_FIELDS = ("answer_text", "reasoning_text", "tool_calls_json")  # what a server wrote
 
 # Every chunk is parsed on the loop that times the stream: orjson decodes a typical 250-byte
 # chunk in 1-3 us against 3-10 us for the standard library (benchmarks/client_ceiling.py), and
@@ -360,14 +359,14 @@ class EndpointClient:
         if failure is not None:
             failure.message = self._scrub(failure.message)
         measurement = _measure(attempt, queue_s)
-        key = self._api_key
-        leaked = [
-            name for name in _TEXT_FIELDS if key and key in (getattr(measurement, name) or "")
-        ]
-        if leaked:
+        if self._api_key:
             # A server that echoes request headers into its reply must not put the key on disk.
+            tool_calls = measurement.tool_calls_json
             measurement = replace(
-                measurement, **{name: self._scrub(getattr(measurement, name)) for name in leaked}
+                measurement,
+                answer_text=self._scrub(measurement.answer_text),
+                reasoning_text=self._scrub(measurement.reasoning_text),
+                tool_calls_json=None if tool_calls is None else self._scrub(tool_calls),
             )
         return measurement
 
@@ -554,16 +553,16 @@ def _measure(attempt: _Attempt, queue_s: float) -> Measurement:
         status: RequestStatus = "error"
     else:
         status = "incomplete" if stream.finish_reason == "length" else "ok"
-    finished = failure is None and tokens_out is not None
+    finished_tokens = tokens_out if failure is None else None
     first_chunk_tokens = _first_chunk_tokens(stream.gen_tokens)
     decode_tps = None
-    if finished and ttft_s is not None and e2e_s > ttft_s:
+    if finished_tokens is not None and ttft_s is not None and e2e_s > ttft_s:
         # The first chunk's tokens were decoded before TTFT: the window after it holds only the
         # rest (DESIGN.md "Decode tok/s"). Counted chunks are one token each, as is a first
         # chunk the server gave no count for.
         k = first_chunk_tokens if first_chunk_tokens is not None and not estimated else 1
-        if tokens_out > k:
-            decode_tps = (tokens_out - k) / (e2e_s - ttft_s)
+        if finished_tokens > k:
+            decode_tps = (finished_tokens - k) / (e2e_s - ttft_s)
     return Measurement(
         status=status,
         queue_s=queue_s,
@@ -585,7 +584,7 @@ def _measure(attempt: _Attempt, queue_s: float) -> Measurement:
         else None,
         tokens_estimated=estimated,
         decode_tps=decode_tps,
-        e2e_tps=tokens_out / e2e_s if finished and e2e_s > 0 else None,
+        e2e_tps=finished_tokens / e2e_s if finished_tokens is not None and e2e_s > 0 else None,
         finish_reason=stream.finish_reason if isinstance(stream.finish_reason, str) else None,
         answer_text=_join_text(stream.answer),
         reasoning_text=_join_text(stream.reasoning),

@@ -55,7 +55,7 @@ def phase_schedule(plan: PhasePlan, seed: str) -> list[float]:
         return [next(offsets) for _ in range(plan.requests)]
     if plan.duration_s is None:
         raise ValueError("an open-loop phase needs a request count or a duration")
-    schedule = []
+    schedule: list[float] = []
     for offset in offsets:
         if offset >= plan.duration_s:
             return schedule

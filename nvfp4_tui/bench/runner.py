@@ -52,6 +52,7 @@ from nvfp4_tui.core.events import (
     PhaseStarted,
     RequestFinished,
     RunFinished,
+    RunOutcome,
     RunStarted,
     TokenProgress,
 )
@@ -147,7 +148,7 @@ class Runner:
             if not gate.down:
                 self.emit(EndpointStatus(time.time(), gate.endpoint_id, "running"))
 
-    async def run(self) -> str:
+    async def run(self) -> RunOutcome:
         """Run the whole plan; returns the final status.
 
         ``aborted`` when every endpoint ended its run down: no endpoint ran its plan, and a run
@@ -290,6 +291,7 @@ class Runner:
     def _work(self, phase: Phase) -> Iterator[tuple[int, Prompt]]:
         """The phase's requests in order: each prompt `requests` times, or cycling until time is up."""
         prompts = phase.suite.prompts
+        order: Iterator[Prompt]
         if phase.plan.requests is not None:
             order = itertools.islice(itertools.cycle(prompts), phase.plan.requests)
         else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +32,7 @@ from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.suites import Suite
 from nvfp4_tui.core import exit_codes
-from nvfp4_tui.core.events import Event, GpuSample, RunStarted
+from nvfp4_tui.core.events import Event, GpuSample, RunOutcome, RunStarted
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import new_run_id
@@ -49,7 +49,7 @@ GPU_IDENTITY_TIMEOUT_S = 2.0
 
 @dataclass
 class SessionResult:
-    status: str
+    status: RunOutcome
     snapshot: Path
     messages: list[str] = field(default_factory=list)
     down: dict[str, str] = field(default_factory=dict)  # endpoint id -> why it ended down
@@ -126,6 +126,10 @@ class Session:
         for subscriber in self.subscribers:
             subscriber(event)
 
+    def _emit_all(self, events: Iterable[Event]) -> None:
+        for event in events:
+            self.emit(event)
+
     def open(self) -> None:
         """Create the snapshot directory; raises SnapshotError before anything runs."""
         self.writer.open()
@@ -139,7 +143,7 @@ class Session:
             self.on_message(message)
 
         def on_gpu_samples(samples: list[GpuSample]) -> None:
-            loop.call_soon_threadsafe(lambda: [self.emit(s) for s in samples])
+            loop.call_soon_threadsafe(self._emit_all, samples)
 
         for message in tls_warnings(self.profile):
             note(message)
@@ -171,7 +175,7 @@ class Session:
             asyncio.create_task(sample_once_started()),
             asyncio.create_task(_release_heap_periodically()),
         ]
-        status = "aborted"
+        status: RunOutcome = "aborted"
         every_endpoint_down = False
         try:
             status = await run_task
@@ -199,7 +203,7 @@ class Session:
             status, self.snapshot_path, messages, dict(self.runner.down), every_endpoint_down
         )
 
-    async def _configure_then_run(self, note: Callable[[str], None]) -> str:
+    async def _configure_then_run(self, note: Callable[[str], None]) -> RunOutcome:
         # The probes go first, so that none shares the wire with a timed request; inside the
         # run's task, so that a stop while they wait ends the run like any other stop.
         await self._record_configuration(note)

@@ -18,6 +18,7 @@ RequestStatus = Literal["ok", "incomplete", "error"]
 ErrorKind = Literal["http_4xx", "http_5xx", "timeout", "connect", "protocol", "reset", "suspect"]
 SUSPECT_ERROR_KIND: ErrorKind = "suspect"
 RunStatus = Literal["running", "complete", "aborted"]
+RunOutcome = Literal["complete", "aborted"]  # how a run that has finished ended
 
 
 @dataclass(frozen=True, slots=True)
