@@ -20,7 +20,7 @@ import socket
 import struct
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,14 +59,14 @@ def reserve_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _reset(transport: asyncio.BaseTransport | None) -> None:
+def _reset(transport: asyncio.Transport | None) -> None:
     """Abort a connection with a TCP RST, as a crashing server or a middlebox does."""
     if transport is None or transport.is_closing():
         return
     sock = transport.get_extra_info("socket")
     if sock is not None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    transport.abort()  # type: ignore[attr-defined]
+    transport.abort()
 
 
 class _ReadClock(asyncio.Protocol):
@@ -114,7 +114,12 @@ async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None
     if deadline <= loop.time():
         return
     wake: asyncio.Future[None] = loop.create_future()
-    handle = loop.call_at(deadline, lambda: wake.done() or wake.set_result(None))
+
+    def wake_up() -> None:
+        if not wake.done():
+            wake.set_result(None)
+
+    handle = loop.call_at(deadline, wake_up)
     try:
         await wake
     finally:
@@ -163,7 +168,7 @@ class SimEndpoint:
         self._sock: socket.socket | None = None
         self._runner: web.AppRunner | None = None
         self._listener: asyncio.Server | None = None
-        self._streams: dict[asyncio.Task[Any], asyncio.BaseTransport | None] = {}
+        self._streams: dict[asyncio.Task[Any], asyncio.Transport | None] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._switch = asyncio.Lock()
         self.host = "127.0.0.1"
@@ -343,7 +348,7 @@ class SimEndpoint:
     def _completion_id(self, number: int) -> str:
         return f"chatcmpl-sim{self.spec.seed:x}{number:010x}"
 
-    async def _schedule(self, job: _Job) -> AsyncIterator[tuple[int, Piece]]:
+    async def _schedule(self, job: _Job) -> AsyncGenerator[tuple[int, Piece], None]:
         """Admit the request, then yield each piece when it is due; bookkeeping included."""
         loop = asyncio.get_running_loop()
         scale = self.time_scale

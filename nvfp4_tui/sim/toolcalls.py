@@ -80,9 +80,12 @@ def _function(tool: Any) -> Mapping[str, Any]:
     return {}
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _properties(schema: Any) -> Mapping[str, Any]:
-    props = schema.get("properties") if isinstance(schema, Mapping) else None
-    return props if isinstance(props, Mapping) else {}
+    return _mapping(schema.get("properties") if isinstance(schema, Mapping) else None)
 
 
 def _stems(text: str) -> set[str]:
@@ -253,8 +256,8 @@ def _value(name: str, schema: Mapping[str, Any], msg: _Message, required: bool) 
     if kind == "boolean":
         return True if required else None
     if kind == "array":
-        items = schema.get("items") if isinstance(schema.get("items"), Mapping) else {}
-        values = []
+        items = _mapping(schema.get("items"))
+        values: list[Any] = []
         while (value := _value(name, items, msg, required=False)) is not None and len(values) < 8:
             values.append(value)
             if items.get("format") != "email" and "email" not in name.lower():
@@ -280,8 +283,8 @@ def arguments_for(schema: Mapping[str, Any], msg: _Message) -> dict[str, Any]:
     return args
 
 
-def _fan_out(tool: Any, message: str) -> list[tuple[str, Any]]:
-    """One (enum parameter, value) per value the message names of a required enum parameter;
+def _fan_out(tool: Any, message: str) -> list[dict[str, Any]]:
+    """One {enum parameter: value} per value the message names of a required enum parameter;
     several values mean several independent calls."""
     params = _function(tool).get("parameters")
     required = (params.get("required") or ()) if isinstance(params, Mapping) else ()
@@ -290,7 +293,7 @@ def _fan_out(tool: Any, message: str) -> list[tuple[str, Any]]:
         if name in required and isinstance(prop, Mapping) and isinstance(prop.get("enum"), list):
             named = [v for v in prop["enum"] if str(v).lower() in lower]
             if len(named) > 1:
-                return [(name, v) for v in named[:4]]
+                return [{name: v} for v in named[:4]]
     return []
 
 
@@ -299,12 +302,9 @@ def make_calls(tools: list[Any], message: str, rng: Random, quality: float = 1.0
     calls = []
     for tool in tools:
         fn = _function(tool)
-        params = fn.get("parameters") if isinstance(fn.get("parameters"), Mapping) else {}
-        variants = _fan_out(tool, message) or [None]
-        for variant in variants:
-            args = arguments_for(params, _Message(message))
-            if variant is not None:
-                args[variant[0]] = variant[1]
+        params = _mapping(fn.get("parameters"))
+        for variant in _fan_out(tool, message) or [{}]:
+            args = arguments_for(params, _Message(message)) | variant
             call_id = "chatcmpl-tool-" + "".join(rng.choice("0123456789abcdef") for _ in range(32))
             calls.append(ToolCall(call_id, str(fn["name"]), json.dumps(args, ensure_ascii=False)))
     if len(calls) > 1 and rng.random() < (1.0 - quality):
