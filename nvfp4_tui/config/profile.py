@@ -551,6 +551,13 @@ def load_profile(path: Path) -> Profile:
     return Profile(path=path, run=run, endpoints=tuple(endpoints), judge=judge)
 
 
+def _arrivals_option(value: str) -> Arrivals:
+    match value:
+        case "constant" | "poisson":
+            return value
+    raise ConfigError([f'--arrivals: expected "constant" or "poisson", got {value!r}'])
+
+
 def with_overrides(
     profile: Profile,
     *,
@@ -578,11 +585,10 @@ def with_overrides(
         _check_option("--concurrency", list(concurrency), _concurrency_list, _CONCURRENCY_LIST)
         run = replace(run, concurrency=concurrency, rate_rps=())
     if arrivals is not None:
-        if arrivals not in ("constant", "poisson"):
-            raise ConfigError([f'--arrivals: expected "constant" or "poisson", got {arrivals!r}'])
+        chosen = _arrivals_option(arrivals)
         if not run.rate_rps:
             raise ConfigError(["--arrivals: only applies with a rate (--rate, or rate in [run])"])
-        run = replace(run, arrivals=arrivals)
+        run = replace(run, arrivals=chosen)
     if sweep and run.sweep is None:
         if not (rate_rps or concurrency):  # climb from the profile's first level, not its list
             run = replace(run, concurrency=run.concurrency[:1], rate_rps=run.rate_rps[:1])

@@ -89,12 +89,13 @@ def settle(drafts: Sequence[EndpointDraft], suffixes: Sequence[str]) -> list[End
         taken_ids.add(candidate)
         label = draft.label if labels[draft.label] == 1 else f"{draft.label} ({suffix})"
         draft = replace(draft, id=candidate, label=label)
-        if isinstance(draft.gpu, int):
-            if draft.gpu in gpus:
-                note = f"shares GPU {draft.gpu} with {gpus[draft.gpu]}"
+        gpu = draft.gpu
+        if isinstance(gpu, int):
+            if gpu in gpus:
+                note = f"shares GPU {gpu} with {gpus[gpu]}"
                 draft = replace(draft, gpu="auto", notes=(*draft.notes, note))
             else:
-                gpus[draft.gpu] = candidate
+                gpus[gpu] = candidate
         settled.append(draft)
     return settled
 
