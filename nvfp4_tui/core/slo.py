@@ -322,8 +322,13 @@ class _PhaseAccount:
 
     def _keep(self, span: _Span) -> None:
         a, b = self.first_send, self.last_end
-        inside = a is not None and b is not None and a <= min(span.first, span.end)
-        if inside and max(span.first, span.end) <= b and span.tokens >= 1:
+        inside = (
+            a is not None
+            and b is not None
+            and a <= min(span.first, span.end)
+            and max(span.first, span.end) <= b
+        )
+        if inside and span.tokens >= 1:
             self.inside_tokens += span.tokens
         else:
             self.spans.append(span)

@@ -22,6 +22,7 @@ from nvfp4_tui.core.events import SUSPECT_ERROR_KIND, EndpointInfo, Event, Phase
 from nvfp4_tui.core.figures.board import (
     ROUTE_MIN_PROMPTS,
     Board,
+    Route,
     quality_table,
     route_by_task,
     speed_rows,
@@ -353,29 +354,25 @@ def summary_tables(board: Board, score_name: str) -> list[Table]:
                 f"Route by task ({score} score over every load level: the fastest endpoint at "
                 f"{_at(quality.load)} within the best one's 95% interval)",
                 ["suite", "route to", "quality", "decode tok/s", "best", "best 95% interval"],
-                [
-                    [
-                        route.suite,
-                        f"too few answers: {route.min_prompts} prompts, need {ROUTE_MIN_PROMPTS}",
-                        "—",
-                        "—",
-                        "—",
-                        "—",
-                    ]
-                    if route.too_few
-                    else [
-                        route.suite,
-                        labels.get(route.endpoint_id, route.endpoint_id),
-                        _fmt(route.quality, ".2f"),
-                        _fmt(route.decode_tps, ".1f"),
-                        labels.get(route.best_id or "", route.best_id or "—"),
-                        _interval(*(route.best_ci95 or (None, None))),
-                    ]
-                    for route in routes
-                ],
+                [_route_cells(route, labels) for route in routes],
             )
         )
     return tables
+
+
+def _route_cells(route: Route, labels: dict[str, str]) -> list[str]:
+    pick = route.endpoint_id
+    if pick is None:
+        too_few = f"too few answers: {route.min_prompts} prompts, need {ROUTE_MIN_PROMPTS}"
+        return [route.suite, too_few, "—", "—", "—", "—"]
+    return [
+        route.suite,
+        labels.get(pick, pick),
+        _fmt(route.quality, ".2f"),
+        _fmt(route.decode_tps, ".1f"),
+        labels.get(route.best_id or "", route.best_id or "—"),
+        _interval(*(route.best_ci95 or (None, None))),
+    ]
 
 
 def _level_cell(level: LevelRow | None) -> str:

@@ -35,7 +35,7 @@ class Board:
     levels: tuple[LevelRow, ...]
     planned_loads: tuple[Load, ...] = ()
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # its rows hold mappings
 
     @property
     def endpoint_ids(self) -> tuple[str, ...]:
@@ -127,6 +127,13 @@ class SpeedRow:
     vs_class: dict[str, float | None]  # class -> decode tok/s over that class's average
 
 
+def _versus(decode_tps: float | None, averages: dict[str, float | None]) -> dict[str, float | None]:
+    return {
+        c: (decode_tps / avg if decode_tps is not None and avg else None)
+        for c, avg in averages.items()
+    }
+
+
 def speed_rows(board: Board) -> tuple[tuple[SpeedRow, ...], dict[str, float | None]]:
     """Per endpoint: decode and e2e tok/s at the base level; and each class's average, the mean
     of its endpoints' means, each endpoint counting once (as the seed's "Gemma4 MoE (avg)")."""
@@ -134,9 +141,9 @@ def speed_rows(board: Board) -> tuple[tuple[SpeedRow, ...], dict[str, float | No
     decode: dict[str, float | None] = {}
     e2e: dict[str, float | None] = {}
     for eid in board.endpoint_ids:
-        rows = board.at_base(eid).values()
-        decode[eid] = pooled_mean(r.decode_tps for r in rows)
-        e2e[eid] = pooled_mean(r.e2e_tps for r in rows)
+        at_base = board.at_base(eid).values()
+        decode[eid] = pooled_mean(r.decode_tps for r in at_base)
+        e2e[eid] = pooled_mean(r.e2e_tps for r in at_base)
     averages: dict[str, float | None] = {}
     for model_class in dict.fromkeys(classes.values()):
         values = [
@@ -149,10 +156,7 @@ def speed_rows(board: Board) -> tuple[tuple[SpeedRow, ...], dict[str, float | No
             model_class=classes.get(eid, ""),
             decode_tps=decode[eid],
             e2e_tps=e2e[eid],
-            vs_class={
-                c: (decode[eid] / avg if decode[eid] is not None and avg else None)
-                for c, avg in averages.items()
-            },
+            vs_class=_versus(decode[eid], averages),
         )
         for eid in board.endpoint_ids
     )
@@ -219,10 +223,6 @@ class Route:
     best_ci95: tuple[float, float] | None
     tied: int  # endpoints within the best's interval, the pick included
     min_prompts: int  # the fewest distinct prompts scored among the endpoints compared
-
-    @property
-    def too_few(self) -> bool:
-        return self.endpoint_id is None
 
 
 def route_by_task(board: Board, score_name: str) -> list[Route]:
