@@ -133,10 +133,11 @@ class _Timeline:
                 frame.get_column("key").filter(frame.get_column("key").is_finite())
                 for frame in keys
             ]
-            last_t = max((k.max() for k in finite if k.len()), default=0.0)
-            self._own.append(RunFinished(float(last_t), "aborted", WRITER_GONE_MESSAGE))
+            maxima = [m for k in finite if isinstance(m := k.max(), int | float)]  # None if empty
+            last_t = float(max(maxima, default=0.0))
+            self._own.append(RunFinished(last_t, "aborted", WRITER_GONE_MESSAGE))
             # An infinite tie-break puts it after every event at the same time, as appended.
-            keys.append(pl.DataFrame({"key": [float(last_t)], "t": [math.inf]}))
+            keys.append(pl.DataFrame({"key": [last_t], "t": [math.inf]}))
         self._order = sorted_rows(keys)
         # A damaged row's NaN or infinite time sorts to an end of the timeline: it shows there,
         # at the nearest finite time, so the replay clock only ever runs over finite times.
