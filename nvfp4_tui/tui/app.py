@@ -84,7 +84,7 @@ class FleetApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "nvfp4-tui"
     COMMANDS = App.COMMANDS | {FleetCommands}
-    MODES: ClassVar[dict[str, Callable[[], Screen]]] = {
+    MODES: ClassVar[dict[str, str | Callable[[], Screen]]] = {
         "fleet": FleetScreen,
         "leaderboard": LeaderboardScreen,
     }

@@ -316,7 +316,7 @@ class DetailScreen(StateScreen):
                 xs, ys = zip(*power, strict=True)
                 limit_w = latest.power_limit_w if latest and latest.power_limit_w else max(ys)
                 plt.plot(xs, ys, marker="braille", color=colors.warning, yside="right")
-                plt.ylim(0, limit_w, yside="right")
+                plt.ylim(0, limit_w, yside="right")  # type: ignore[arg-type]  # stub: side is a str
             if vram:
                 xs, ys = zip(*vram, strict=True)
                 total_mib = latest.vram_total_mib if latest and latest.vram_total_mib else max(ys)
@@ -390,8 +390,10 @@ class DetailScreen(StateScreen):
             for series, color in ((waiting, colors.warning), (running, colors.success)):
                 if series[0]:
                     plt.plot(*series, marker="braille", color=color, yside="right")
-            plt.ylim(0, queue_top * 1.1, yside="right")
-            plt.yticks(list(range(0, queue_top + 1, math.ceil(queue_top / 4))), yside="right")
+            # textual_plotext's stub types a side as float; plotext takes "left" or "right".
+            plt.ylim(0, queue_top * 1.1, yside="right")  # type: ignore[arg-type]
+            ticks = list(range(0, queue_top + 1, math.ceil(queue_top / 4)))
+            plt.yticks(ticks, yside="right")  # type: ignore[arg-type]
             if kv[0]:
                 plt.plot(*kv, marker="braille", color=colors.primary)
             kv_top = max(kv[1], default=0.0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
+from textual import events
 from textual.color import Color
 from textual.content import Content
 from textual_plotext import PlotextPlot
@@ -88,6 +89,6 @@ class Chart(PlotextPlot):
         self._painter(plt, ChartColors(self.app.theme_variables))
         self.refresh()
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         # Painters may fit their data to the width (one point per column): paint again.
         self._paint()
