@@ -105,6 +105,12 @@ def percentiles(values: Iterable[float], qs: Sequence[float]) -> tuple[float | N
     return tuple(percentile_of_sorted(ordered, q) for q in qs)
 
 
+def finite(x: float | None) -> float | None:
+    """``x``, or None when it is missing, NaN or infinite: a NaN or inf from a broken server or
+    clock must not poison means and percentiles."""
+    return x if x is not None and math.isfinite(x) else None
+
+
 def mean(values: Iterable[float]) -> float | None:
     """Arithmetic mean; None when empty. Uses an exactly rounded sum."""
     items = list(values)

@@ -13,12 +13,14 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from nvfp4_tui.core.endpoint_state import EndpointState
 from nvfp4_tui.core.events import EndpointInfo
 from nvfp4_tui.core.figures import scores
 from nvfp4_tui.core.figures.board import Board
 from nvfp4_tui.core.figures.scores import JUDGE, SCORE_CYCLE
+from nvfp4_tui.core.readouts import TpsPoint
 from nvfp4_tui.core.slo import CapacityRow, Load, LoadKind
-from nvfp4_tui.core.state import EndpointState, FleetState, TpsPoint
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
 
 CLASS_NAMES = {"moe": "MoE", "dense": "Dense"}

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from nvfp4_tui.core.state import EndpointState, ServerPoint, TtftPoint
+from nvfp4_tui.core.endpoint_state import EndpointState
+from nvfp4_tui.core.readouts import ServerPoint, TtftPoint
 
 # The client's mean TTFT at least this many times the server's, and longer by at least this
 # much, is time lost outside the server (network, proxies, the client's own queue). The floor

@@ -23,6 +23,7 @@ from nvfp4_tui.store.writer import SnapshotWriter
 from nvfp4_tui.tui.readouts import load_curves
 from tests.load.records import RATE_REQUESTS, leaderboard_json_keys, rate_run
 from tests.replay.builders import T0, endpoint, write_events
+from tests.support.digest import digest
 
 LEADERBOARD_KEYS = leaderboard_json_keys()
 ONE, TWO = Load("rate", 1.0), Load("rate", 2.0)
@@ -51,9 +52,9 @@ def test_state_keeps_each_rate_apart() -> None:
     assert [r.throughput_tps for r in rows] == pytest.approx([120 / 4.5, 120 / 3.0])
     by_load = a.throughput_by_load()
     assert [(r.load, r.phases, r.output_tokens) for r in by_load] == [(ONE, 1, 120), (TWO, 1, 120)]
-    digest = state.summary()["endpoints"][0]
-    assert [row["load"] for row in digest["throughput"]] == ["1 req/s", "2 req/s"]
-    assert [row["rate_rps"] for row in digest["leaderboard"]] == [1.0, 2.0]
+    endpoint = digest(state)["endpoints"][0]
+    assert [row["load"] for row in endpoint["throughput"]] == ["1 req/s", "2 req/s"]
+    assert [row["rate_rps"] for row in endpoint["leaderboard"]] == [1.0, 2.0]
 
 
 def test_ui_tables_read_at_the_lowest_rate() -> None:

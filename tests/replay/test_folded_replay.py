@@ -20,9 +20,11 @@ from nvfp4_tui.core.events import (
     RunStarted,
     ServerSample,
 )
-from nvfp4_tui.core.state import HISTORY_LEN, FleetState, SamplesSkipped
+from nvfp4_tui.core.readouts import HISTORY_LEN
+from nvfp4_tui.core.state import FleetState, SamplesSkipped
 from nvfp4_tui.sources.replay import ReplayBatch, ReplaySource, timeline_t
 from nvfp4_tui.store.reader import open_snapshot
+from tests.support.digest import digest as durable_digest
 
 from .builders import T0, endpoint, write_events
 
@@ -108,9 +110,9 @@ def every_event_until(path: Path, position_t: float | None = None) -> FleetState
 
 
 def digest(state: FleetState) -> dict[str, Any]:
-    """What the views read, rings and extremes included, beyond ``summary()``."""
+    """What the views read, rings and extremes included, beyond the durable digest."""
     return {
-        "summary": state.summary(),
+        "summary": durable_digest(state),
         "last_t": state.last_t,
         "dropped": state.dropped,
         "gpus": {

@@ -23,6 +23,7 @@ from nvfp4_tui.sim.codebank import SNIPPETS
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sim.mathbank import known_problem
 from nvfp4_tui.store.schema import events_to_frame
+from tests.support.digest import digest
 
 SUITES_DIR = BUILTIN_SUITES
 SUITES = load_suites(SUITES_DIR, ["english", "japanese", "math", "coding", "design", "tool_call"])
@@ -130,9 +131,8 @@ async def test_a_demo_run_records_both_scores_per_row_and_in_state():
             stats = endpoint.quality_stats(suite, "score_verified")
             assert stats.n == len(SUITES[suite].prompts)
             assert stats.mean is not None and stats.ci95_low is not None
-        digest = json.dumps(state.summary())
-        assert "score_verified" in digest
-    summary = {e["id"]: e for e in state.summary()["endpoints"]}
+        assert "score_verified" in json.dumps(digest(state))
+    summary = {e["id"]: e for e in digest(state)["endpoints"]}
     verified = {name: summary[name]["quality_overall"]["score_verified"] for name in QUALITY}
     assert verified["strong"]["n"] == verified["weak"]["n"] == 9
     assert verified["strong"]["mean"] > verified["weak"]["mean"]

@@ -18,7 +18,9 @@ from nvfp4_tui.core.events import (
 )
 from nvfp4_tui.core.figures.intervals import wilson_95
 from nvfp4_tui.core.figures.scores import HEURISTIC, VERIFIED
-from nvfp4_tui.core.state import FleetState, GpuPoint, PhaseRef, ServerPoint, TpsPoint
+from nvfp4_tui.core.readouts import GpuPoint, PhaseRef, ServerPoint, TpsPoint
+from nvfp4_tui.core.state import FleetState
+from tests.support.digest import digest
 
 from .builders import T0, failed, info, plan, request, three_endpoint_run
 
@@ -69,7 +71,7 @@ def test_before_any_event_nothing_is_known() -> None:
     assert state.eta_s(T0) is None
     assert state.progress_fraction() == 0.0
     assert state.last_t is None
-    assert state.summary()["endpoints"] == []
+    assert digest(state)["endpoints"] == []
 
 
 def test_run_started_lays_out_the_plan(fleet: FleetState) -> None:
@@ -371,8 +373,8 @@ def test_recent_requests_ring_and_latest_answer(fleet: FleetState) -> None:
 
 def test_gpu_telemetry_first_last_latest_and_stale(fleet: FleetState) -> None:
     gpu = fleet.endpoints["a"].gpu
-    assert gpu is not None
-    assert fleet.gpu_stale(0, T0)
+    assert gpu is fleet.gpus[0]  # one track, shared by the endpoint and the fleet
+    assert gpu.stale(T0)  # no sample yet
     fleet.apply(GpuSample(T0, 0, vram_used_mib=1000.0, power_w=100.0, util_gpu_pct=0.0))
     fleet.apply(GpuSample(T0 + 0.5, 0, vram_used_mib=90_000.0, power_w=450.0, util_gpu_pct=97.0))
     fleet.apply(GpuSample(T0 + 1.0, 0, vram_used_mib=None, power_w=460.0))
@@ -384,10 +386,8 @@ def test_gpu_telemetry_first_last_latest_and_stale(fleet: FleetState) -> None:
     assert gpu.history[1] == GpuPoint(T0 + 0.5, 90_000.0, 450.0, 97.0)
     assert not gpu.stale(T0 + 5.9)
     assert gpu.stale(T0 + 6.1)
-    assert not fleet.gpu_stale(0, T0 + 2)
-    assert fleet.gpu_stale(7, T0 + 2)  # never seen
-    assert fleet.gpu_for("a") is gpu
-    assert fleet.gpu_for("c") is None
+    assert 7 not in fleet.gpus  # never seen
+    assert fleet.endpoints["c"].gpu is None
     fleet.apply(GpuSample(T0, 5, vram_used_mib=1.0))  # a GPU no endpoint names is still tracked
     assert fleet.gpus[5].samples == 1
 

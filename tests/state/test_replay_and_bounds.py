@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from nvfp4_tui.core.endpoint_state import RECENT_REQUESTS_LEN
 from nvfp4_tui.core.events import (
     GpuSample,
     PhaseStarted,
@@ -16,8 +17,10 @@ from nvfp4_tui.core.events import (
     decode,
     encode,
 )
-from nvfp4_tui.core.state import HISTORY_LEN, RECENT_REQUESTS_LEN, FleetState
+from nvfp4_tui.core.readouts import HISTORY_LEN
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.core.stats import percentile
+from tests.support.digest import digest
 
 from .builders import T0, failed, request, simulated_run, three_endpoint_run
 
@@ -32,7 +35,7 @@ def test_replay_without_token_progress_gives_the_live_summary() -> None:
     run = simulated_run()
     assert any(isinstance(e, TokenProgress) for e in run.events)
     live, replay = reduce(run.events), reduce(run.persisted)
-    assert live.summary() == replay.summary()
+    assert digest(live) == digest(replay)
     assert live.dropped == replay.dropped == 0
     # Whatever the views show at the end agrees too, beyond the digest.
     for endpoint_id, endpoint in live.endpoints.items():
@@ -52,7 +55,7 @@ def test_summary_does_not_depend_on_row_order() -> None:
     run = simulated_run(seed=21)
     by_send_time = sorted(run.persisted, key=lambda e: e.t)
     assert by_send_time != run.persisted
-    assert reduce(run.events).summary() == reduce(by_send_time).summary()
+    assert digest(reduce(run.events)) == digest(reduce(by_send_time))
 
 
 def test_summary_does_not_depend_on_the_order_of_request_rows() -> None:
@@ -63,14 +66,14 @@ def test_summary_does_not_depend_on_the_order_of_request_rows() -> None:
     random.Random(1).shuffle(rows)
     for i, row in zip(slots, rows, strict=True):
         events[i] = row
-    assert reduce(run.events).summary() == reduce(events).summary()
+    assert digest(reduce(run.events)) == digest(reduce(events))
 
 
 def test_summary_survives_the_json_codec_and_is_json_ready() -> None:
     run = simulated_run(seed=3)
     decoded = [decode(encode(e)) for e in run.persisted]
-    summary = reduce(run.events).summary()
-    assert reduce(decoded).summary() == summary
+    summary = digest(reduce(run.events))
+    assert digest(reduce(decoded)) == summary
     assert json.loads(json.dumps(summary)) == summary
 
 
@@ -78,13 +81,13 @@ def test_summary_notices_a_missing_row() -> None:
     run = simulated_run(seed=5)
     rows = [i for i, e in enumerate(run.persisted) if isinstance(e, RequestFinished)]
     fewer = [e for i, e in enumerate(run.persisted) if i != rows[len(rows) // 2]]
-    assert reduce(run.events).summary() != reduce(fewer).summary()
+    assert digest(reduce(run.events)) != digest(reduce(fewer))
 
 
 def test_summary_carries_the_durable_numbers() -> None:
     run = simulated_run(seed=9)
     state = reduce(run.events)
-    summary = state.summary()
+    summary = digest(state)
     assert summary["run"]["status"] == "complete"
     assert summary["run"]["requests_done"] == summary["run"]["total_requests"] == 144
     endpoint = summary["endpoints"][0]

@@ -20,8 +20,9 @@ from nvfp4_tui.core.figures.board import (
     speed_rows,
 )
 from nvfp4_tui.core.figures.scores import HEURISTIC
+from nvfp4_tui.core.readouts import TpsPoint
 from nvfp4_tui.core.slo import Load
-from nvfp4_tui.core.state import FleetState, TpsPoint
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui.readouts import (
     class_badge,
     decode_bins,

@@ -16,6 +16,7 @@ from nvfp4_tui.tui.screens.help import HelpScreen
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.meter import Meter
 from nvfp4_tui.tui.widgets.run_header import RunHeader
+from tests.support.digest import digest
 from tests.support.sample_app import sample_app, settle
 from tests.support.sample_events import RUN_ID, sample_events
 
@@ -102,12 +103,12 @@ async def test_right_plays_on_and_left_rebuilds_the_state_from_the_start(recorde
         await settle_replay(pilot, source)
         assert source.position_s == pytest.approx(START_S + 10)
         assert app.generation == 0, "forward: the new events are folded into the same state"
-        assert app.state.summary() == folded_until(recorded, source.position_t).summary()
+        assert digest(app.state) == digest(folded_until(recorded, source.position_t))
         await pilot.press("left", "left")
         await settle_replay(pilot, source)
         assert source.position_s == pytest.approx(START_S - 10)
         assert app.generation >= 1, "backwards: a fresh state"
-        assert app.state.summary() == folded_until(recorded, source.position_t).summary()
+        assert digest(app.state) == digest(folded_until(recorded, source.position_t))
         assert _timeline(app)[0][0] == "1:40 / 6:11"
         requests = app.state.requests_done
         assert f"requests {requests}/" in _summary(app)
@@ -133,7 +134,7 @@ async def test_a_large_rebuild_runs_off_the_event_loop(recorded: Path, monkeypat
             if app.generation > before:
                 break
         assert app.generation == before + 1
-        assert app.state.summary() == folded_until(recorded, source.position_t).summary()
+        assert digest(app.state) == digest(folded_until(recorded, source.position_t))
 
 
 async def test_a_large_jump_ahead_is_folded_off_the_event_loop(recorded: Path, monkeypatch) -> None:
@@ -149,7 +150,7 @@ async def test_a_large_jump_ahead_is_folded_off_the_event_loop(recorded: Path, m
             if app.generation > before:
                 break
         assert app.state is not old_state  # folded into a copy, then swapped in
-        assert app.state.summary() == folded_until(recorded, source.position_t).summary()
+        assert digest(app.state) == digest(folded_until(recorded, source.position_t))
 
 
 async def test_home_and_end(recorded: Path) -> None:

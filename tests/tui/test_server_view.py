@@ -11,7 +11,8 @@ from textual.content import Content
 from textual.widgets import Static
 
 from nvfp4_tui.core.events import EndpointInfo, PhasePlan, RequestFinished, RunStarted, ServerSample
-from nvfp4_tui.core.state import FleetState, ServerPoint, TtftPoint
+from nvfp4_tui.core.readouts import ServerPoint, TtftPoint
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui.screens.detail import CHART_INTERVAL_S, DetailScreen, ttft_gap_wordings
 from nvfp4_tui.tui.server_view import TtftComparison, timeline, ttft_comparison
 from nvfp4_tui.tui.widgets.charts import Chart

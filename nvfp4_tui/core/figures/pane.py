@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from nvfp4_tui.core.endpoint_state import EndpointState
 from nvfp4_tui.core.figures.board import pooled_mean
 from nvfp4_tui.core.figures.leaderboard import LeaderRow
 from nvfp4_tui.core.figures.scores import score_label
 from nvfp4_tui.core.slo import Load
-from nvfp4_tui.core.state import EndpointState
 
 
 @dataclass(frozen=True)

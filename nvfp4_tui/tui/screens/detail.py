@@ -17,9 +17,11 @@ from textual.content import Content
 from textual.widgets import Collapsible, DataTable, Footer, Static
 from textual_plotext.plot import Plot
 
+from nvfp4_tui.core.endpoint_state import EndpointState
 from nvfp4_tui.core.figures.scores import SCORE_LABELS
 from nvfp4_tui.core.plain_text import plain_text, widget_id
-from nvfp4_tui.core.state import AnswerText, EndpointState, FleetState
+from nvfp4_tui.core.readouts import AnswerText
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import cell_styles
 from nvfp4_tui.tui.readouts import (

@@ -17,10 +17,10 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from nvfp4_tui.core.endpoint_state import EndpointState
 from nvfp4_tui.core.figures.pane import PaneFigures, SuiteQuality, pane_figures
 from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, SCORE_LABELS
 from nvfp4_tui.core.plain_text import one_line, widget_id
-from nvfp4_tui.core.state import EndpointState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.readouts import class_badge, decode_bins
 from nvfp4_tui.tui.widgets.big_number import BigNumber
