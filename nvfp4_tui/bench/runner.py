@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import os
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Any
-
-import aiohttp
 
 from nvfp4_tui.bench.client import (
     ChatRequest,
@@ -41,6 +37,7 @@ from nvfp4_tui.bench.loop_lag import LoopLagMonitor
 from nvfp4_tui.bench.outage import EndpointGate
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sweep import describe_stop, phase_plan, stop_rule
+from nvfp4_tui.bench.verify_backlog import VerifyBacklog, judge_config, parse_tool_calls
 from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.config.suites import Prompt, Suite
@@ -58,15 +55,12 @@ from nvfp4_tui.core.events import (
 )
 from nvfp4_tui.core.slo import LoadTracker
 from nvfp4_tui.scoring.heuristic import score_answer
-from nvfp4_tui.scoring.judge import JudgeConfig, judge_answer
-from nvfp4_tui.scoring.verify import score_verified_async, split_reasoning
 
 Emit = Callable[[Event], None]
 PROGRESS_INTERVAL_S = 0.25
 RETRY_WAIT_CAP_S = 30.0  # the longest Retry-After honoured; a longer one is cut to this
 RETRY_BACKOFF_S = 0.5  # the first wait when the server gave no Retry-After; doubles per attempt
 WARMUP_MAX_TOKENS = 16
-VERIFY_BACKLOG = 32  # answers of one endpoint waiting for verification before its sends wait
 ALL_DOWN_MESSAGE = "every endpoint was down"
 
 
@@ -123,10 +117,7 @@ class Runner:
             e.id: EndpointGate(e.id, emit, give_up_s=give_up_s) for e in profile.endpoints
         }
         self._paused = False
-        self._verifying: dict[str, set[asyncio.Task]] = {}
-        self._verify_wait_s: dict[str, float] = defaultdict(float)
-        self._judge = _judge_config(profile)
-        self._judge_http: aiohttp.ClientSession | None = None
+        self._backlog = VerifyBacklog(judge_config(profile))
         self._loop_lag = LoopLagMonitor()
 
     @property
@@ -164,22 +155,19 @@ class Runner:
                 phases=tuple(self.plans),
             )
         )
-        if self._judge is not None:
-            self._judge_http = aiohttp.ClientSession()
-        lag_probe = asyncio.create_task(self._loop_lag.run())
-        tasks = [asyncio.create_task(self._run_endpoint(e)) for e in self.profile.endpoints]
-        try:
-            await asyncio.gather(*tasks)
-        except asyncio.CancelledError:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            self.emit(RunFinished(time.time(), "aborted", self.stop_reason or "cancelled"))
-            raise
-        finally:
-            lag_probe.cancel()
-            if self._judge_http is not None:
-                await self._judge_http.close()
+        async with self._backlog:
+            lag_probe = asyncio.create_task(self._loop_lag.run())
+            tasks = [asyncio.create_task(self._run_endpoint(e)) for e in self.profile.endpoints]
+            try:
+                await asyncio.gather(*tasks)
+            except asyncio.CancelledError:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                self.emit(RunFinished(time.time(), "aborted", self.stop_reason or "cancelled"))
+                raise
+            finally:
+                lag_probe.cancel()
         if self.down and len(self.down) == len(self.profile.endpoints):
             message = f"{ALL_DOWN_MESSAGE}: {', '.join(self.down)}"
             self.emit(RunFinished(time.time(), "aborted", message))
@@ -338,13 +326,13 @@ class Runner:
                             client, endpoint, phase, meter, limits, trims, schedule, finished
                         )
                 except asyncio.CancelledError:
-                    await self._verified(endpoint.id, cancel=True)
+                    await self._backlog.drain(endpoint.id, cancel=True)
                     raise
                 finally:
                     reporter.cancel()
         wall_s = time.perf_counter() - started
         meter.advance()
-        await self._verified(endpoint.id)
+        await self._backlog.drain(endpoint.id)
         rule = None
         if run.sweep is not None and plan.sweep and step_ends:
             rule = stop_rule(tracker.points(), run.sweep, tracker.targets)
@@ -361,7 +349,7 @@ class Runner:
                 unsent_requests=sent.unsent if sent else 0,
                 limit=limits.hit,
                 sweep_stop=rule,
-                verify_wait_s=self._verify_wait_s.pop(endpoint.id, 0.0),
+                verify_wait_s=self._backlog.take_held_s(endpoint.id),
                 loop_lag_p99_s=lag.p99_s,
                 loop_lag_max_s=lag.max_s,
             )
@@ -462,89 +450,14 @@ class Runner:
             record = await self._measure(client, endpoint, phase, prompt, request_index, meter)
             if attempt:
                 record = replace(record, attempt=attempt)
-            self._verify_then(endpoint.id, phase, prompt, record, done)
+            self._backlog.score_then(endpoint.id, phase.suite, prompt, record, done)
             gate.report(record)
-            await self._verify_room(endpoint.id)
+            await self._backlog.room(endpoint.id)
             if attempt >= self.profile.run.retries or not retryable(record.error_message):
                 return
             await asyncio.sleep(retry_wait_s(record.retry_after_s, attempt))
             await gate.wait()
             attempt += 1
-
-    def _verify_then(
-        self,
-        endpoint_id: str,
-        phase: Phase,
-        prompt: Prompt,
-        record: RequestFinished,
-        done: Callable[[RequestFinished], None],
-    ) -> None:
-        """Hand ``record`` to ``done`` once its verified score is in, without holding the slot.
-
-        Verifying can take a second (a code answer runs its hidden tests in a sandbox); scoring
-        in the background lets the closed loop send its next request at once, so exactly N stay
-        in flight. The phase waits for these tasks after its wall time is taken.
-        """
-        if record.status == "error":
-            done(record)
-            return
-
-        async def verify() -> None:
-            verified = None
-            judged: tuple[float | None, str | None] = (None, None)
-            try:
-                verified = await score_verified_async(
-                    phase.suite,
-                    prompt,
-                    record.answer_text,
-                    _parse_tool_calls(record.tool_calls_json),
-                    record.reasoning_text,
-                )
-                if self._judge is not None and self._judge_http is not None:
-                    answer = split_reasoning(record.answer_text)[0]
-                    judged = await judge_answer(
-                        self._judge_http, self._judge, phase.suite.name, prompt.text, answer
-                    )
-            finally:
-                # Cancelled (the run is stopping): the row is still recorded, unverified.
-                done(
-                    replace(
-                        record,
-                        score_verified=verified[0] if verified else None,
-                        score_verified_detail=verified[1] if verified else None,
-                        score_judge=judged[0],
-                        score_judge_detail=judged[1],
-                    )
-                )
-
-        pending = self._verifying.setdefault(endpoint_id, set())
-        task = asyncio.create_task(verify())
-        pending.add(task)
-        task.add_done_callback(pending.discard)
-
-    async def _verify_room(self, endpoint_id: str) -> None:
-        """Wait while ``VERIFY_BACKLOG`` of the endpoint's answers wait for verification.
-
-        Answers arriving faster than the sandbox checks them (a fast server, an accelerated
-        simulator) would otherwise queue without bound, each holding its text and its task; past
-        the cap the endpoint sends at the pace of verification.
-        """
-        pending = self._verifying.get(endpoint_id, set())
-        if len(pending) < VERIFY_BACKLOG:
-            return
-        held_at = time.perf_counter()
-        while len(pending) >= VERIFY_BACKLOG:
-            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-        # Never silent: the phase says how long its sends were held (PhaseFinished.verify_wait_s).
-        self._verify_wait_s[endpoint_id] += time.perf_counter() - held_at
-
-    async def _verified(self, endpoint_id: str, *, cancel: bool = False) -> None:
-        """Wait for the endpoint's scoring in flight (cancelled first when the run stops)."""
-        pending = list(self._verifying.get(endpoint_id, ()))
-        if cancel:
-            for task in pending:
-                task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
 
     async def _measure(
         self,
@@ -565,7 +478,7 @@ class Runner:
             meter.request_ended()
         score = None
         if measurement.status != "error":
-            tool_calls = _parse_tool_calls(measurement.tool_calls_json)
+            tool_calls = parse_tool_calls(measurement.tool_calls_json)
             score = score_answer(phase.suite, prompt, measurement.answer_text, tool_calls)
         return RequestFinished(
             # When its bytes went out: TTFT and E2E start there, so t + e2e_s is when it ended.
@@ -626,26 +539,3 @@ def retry_wait_s(retry_after_s: float | None, attempt: int) -> float:
     """Seconds to wait before resending: the server's Retry-After, else exponential backoff."""
     wait_s = retry_after_s if retry_after_s is not None else RETRY_BACKOFF_S * 2**attempt
     return min(wait_s, RETRY_WAIT_CAP_S)
-
-
-def _judge_config(profile: Profile) -> JudgeConfig | None:
-    """The profile's judge with its key read from the environment, or None when it names none."""
-    spec = profile.judge
-    if spec is None:
-        return None
-    key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
-    return JudgeConfig(
-        url=spec.url,
-        model=spec.model,
-        rubrics=spec.rubrics,
-        api_key=key,
-        timeout_s=spec.timeout_s,
-        max_tokens=spec.max_tokens,
-    )
-
-
-def _parse_tool_calls(tool_calls_json: str | None) -> list[dict] | None:
-    if not tool_calls_json:
-        return None
-    calls = json.loads(tool_calls_json)
-    return calls if isinstance(calls, list) else None

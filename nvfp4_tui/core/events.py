@@ -103,7 +103,7 @@ class PhaseFinished:
     limit: str | None = None  # what cut the phase short: max_duration, max_requests, max_errors
     sweep_stop: str | None = None  # the rule that ended a sweep here: errors, slo, throughput
     # Seconds (summed over the phase's senders) that sends waited for answer verification to
-    # catch up (runner.VERIFY_BACKLOG): while they wait, fewer than N requests are in flight.
+    # catch up (bench.verify_backlog): while they wait, fewer than N requests are in flight.
     verify_wait_s: float = 0.0
     # Closed loop: seconds of ``wall_s`` with all ``concurrency`` requests in flight, as the
     # runner counted them. A short phase's last wave runs with fewer, and its throughput is no

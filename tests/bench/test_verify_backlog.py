@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from nvfp4_tui.bench import runner as runner_module
+from nvfp4_tui.bench import verify_backlog
 from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.profile import Endpoint, Profile, RunPlan, SimSpec
@@ -35,7 +35,7 @@ def fast_endpoint() -> Endpoint:
 
 
 async def test_the_verification_backlog_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner_module, "VERIFY_BACKLOG", BACKLOG)
+    monkeypatch.setattr(verify_backlog, "VERIFY_BACKLOG", BACKLOG)
     suites = load_suites(SUITES_DIR, ["coding"])
     plan = RunPlan(
         name="backlog", suites=("coding",), concurrency=(CONCURRENCY,), requests=20, warmup=False
@@ -50,7 +50,7 @@ async def test_the_verification_backlog_stays_bounded(monkeypatch: pytest.Monkey
         def emit(event: Event) -> None:
             if isinstance(event, RequestFinished):
                 rows.append(event)
-                waiting.append(len(runner._verifying.get("fast", ())))
+                waiting.append(runner._backlog.waiting("fast"))
             elif isinstance(event, PhaseFinished):
                 phases.append(event)
 
