@@ -32,7 +32,7 @@ from typing import Any
 
 import aiohttp
 import harness
-from harness import Target, fmt, median, percentile
+from harness import Target, fmt, median
 
 from nvfp4_tui.bench import client as client_module
 from nvfp4_tui.bench.client import (
@@ -46,6 +46,7 @@ from nvfp4_tui.bench.client import (
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sse import SseParser
 from nvfp4_tui.config.profile import Endpoint, load_profile
+from nvfp4_tui.core.stats import percentile
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import expected_ttft_s
 from nvfp4_tui.sim.tokens import count_prompt_tokens
@@ -469,7 +470,7 @@ async def _trust_level(
         "inflation_pct": 100 * (client_mean_s / server_mean_s - 1),
         "requests_per_s": len(ttfts) / wall_s,
         "loop_lag_ms_p50": 1000 * (median(lags_s) or 0.0),
-        "loop_lag_ms_p99": 1000 * (percentile(lags_s, 0.99) or 0.0),
+        "loop_lag_ms_p99": 1000 * (percentile(lags_s, 99) or 0.0),
         "client_cpu_pct": 100 * cpu_s / wall_s,
         "sim_cpu_pct": 100 * sim_cpu_s / wall_s,
     }

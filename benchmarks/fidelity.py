@@ -26,11 +26,12 @@ from typing import Any
 
 import aiohttp
 import harness
-from harness import Target, fmt, median, percentile
+from harness import Target, fmt, median
 
 from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Timeouts
 from nvfp4_tui.cli import DEMO_PROFILE
 from nvfp4_tui.config.profile import Endpoint, Profile, load_profile, with_urls
+from nvfp4_tui.core.stats import percentile
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import decode_tps_at, expected_ttft_s
 from nvfp4_tui.sim.tokens import count_prompt_tokens
@@ -271,7 +272,7 @@ def _summary(run: LevelRun) -> dict[str, Any]:
         "ttft_true_ms_median": _ms(median([s.ttft_true_s for s in samples])),
         "ttft_abs_err_ms_median": median([abs(e) for e in ttft_err_ms]),
         "ttft_err_ms_median": bias_ms,
-        "ttft_abs_err_ms_p95": percentile([abs(e) for e in ttft_err_ms], 0.95),
+        "ttft_abs_err_ms_p95": percentile([abs(e) for e in ttft_err_ms], 95),
         # Spread around the constant overhead: what is left once the bias is known.
         "ttft_jitter_ms_median": median([abs(e - bias_ms) for e in ttft_err_ms])
         if bias_ms is not None
@@ -280,7 +281,7 @@ def _summary(run: LevelRun) -> dict[str, Any]:
         "decode_true_tps_median": median([s.decode_true_tps for s in samples]),
         "decode_abs_err_pct_median": median([abs(e) for e in decode_err_pct]),
         "decode_err_pct_median": median(decode_err_pct),
-        "decode_abs_err_pct_p95": percentile([abs(e) for e in decode_err_pct], 0.95),
+        "decode_abs_err_pct_p95": percentile([abs(e) for e in decode_err_pct], 95),
         "seed_tps_err_pct_median": median(seed_err_pct),
         "seed_tps_abs_err_pct_median": median([abs(e) for e in seed_err_pct]),
         "tokens_decoded_at_c_pct": 100 * at_c / total_tokens if total_tokens else None,

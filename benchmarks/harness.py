@@ -22,6 +22,7 @@ from typing import Any
 
 import aiohttp
 
+from nvfp4_tui.core.stats import percentile
 from nvfp4_tui.output.tables import format_table
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -172,18 +173,7 @@ async def sim_ttft_histogram(http: aiohttp.ClientSession, url: str) -> tuple[flo
 
 
 def median(values: list[float]) -> float | None:
-    return percentile(values, 0.5)
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Linear interpolation between closest ranks (numpy's default); None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+    return percentile(values, 50)
 
 
 def slope_per_unit(xs: list[float], ys: list[float]) -> float | None:

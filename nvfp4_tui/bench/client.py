@@ -34,6 +34,7 @@ import orjson
 
 from nvfp4_tui.bench.sse import SseError, SseParser
 from nvfp4_tui.core.events import ErrorKind, RequestStatus
+from nvfp4_tui.core.stats import percentile_of_sorted
 
 if TYPE_CHECKING:
     from nvfp4_tui.bench.progress import TokenMeter
@@ -570,9 +571,9 @@ def _measure(attempt: _Attempt, queue_s: float) -> Measurement:
         ttft_s=ttft_s,
         ttfa_s=stream.ttfa_at - sent_at if stream.ttfa_at is not None else None,
         e2e_s=e2e_s,
-        itl_p50_s=_percentile(samples, 0.50),
-        itl_p95_s=_percentile(samples, 0.95),
-        itl_p99_s=_percentile(samples, 0.99),
+        itl_p50_s=percentile_of_sorted(samples, 50),
+        itl_p95_s=percentile_of_sorted(samples, 95),
+        itl_p99_s=percentile_of_sorted(samples, 99),
         itl_max_s=samples[-1] if samples else None,
         itl_per_token=per_token,
         chunks=len(times),
@@ -628,16 +629,6 @@ def _itl_samples(times: list[float], tokens: list[Any]) -> tuple[list[float], bo
         else:
             samples.extend([gap_s / count] * count)
     return samples, True
-
-
-def _percentile(ordered: list[float], q: float) -> float | None:
-    """Linear interpolation between the closest ranks (numpy's default), of a sorted list."""
-    if not ordered:
-        return None
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def _count(value: Any) -> int | None:

@@ -30,6 +30,7 @@ from itertools import pairwise
 from typing import Literal, Protocol
 
 from nvfp4_tui.core.events import Event, PhaseFinished, PhasePlan, RequestFinished, RunStarted
+from nvfp4_tui.core.stats import finite
 
 KNEE_MIN_GAIN = 0.05  # throughput growing less than this over one step is no longer growing
 DEFAULT_ATTAINMENT = 0.9
@@ -74,13 +75,9 @@ class Timed(Protocol):
     def tokens_out(self) -> int | None: ...
 
 
-def _finite(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None
-
-
 def tpot_s(ttft_s: float | None, e2e_s: float | None, tokens_out: int | None) -> float | None:
     """Time per output token after the first; None when it cannot be told (< 2 tokens)."""
-    ttft, e2e = _finite(ttft_s), _finite(e2e_s)
+    ttft, e2e = finite(ttft_s), finite(e2e_s)
     if ttft is None or e2e is None or tokens_out is None or tokens_out < 2:
         return None
     return (e2e - ttft) / (tokens_out - 1)
@@ -91,7 +88,7 @@ def misses(targets: SloTargets, record: Timed) -> tuple[str, ...]:
     if record.status == "error":
         return ("error",)
     missed: list[str] = []
-    ttft, e2e = _finite(record.ttft_s), _finite(record.e2e_s)
+    ttft, e2e = finite(record.ttft_s), finite(record.e2e_s)
     if targets.ttft_s is not None and (ttft is None or ttft > targets.ttft_s):
         missed.append("ttft")
     if targets.tpot_s is not None:
@@ -229,6 +226,12 @@ class CapacityRow:
     slo_e2e_s: float | None
     slo_attainment: float
 
+    @property
+    def slo_targets(self) -> tuple[tuple[str, float], ...]:
+        """The targets the SLO sets, as (name, seconds): of TTFT, TPOT and E2E."""
+        targets = (("TTFT", self.slo_ttft_s), ("TPOT", self.slo_tpot_s), ("E2E", self.slo_e2e_s))
+        return tuple((name, value) for name, value in targets if value is not None)
+
 
 # ---- accumulators ----------------------------------------------------------------------------
 
@@ -299,11 +302,11 @@ class _PhaseAccount:
         self.cache: tuple[int, float] | None = None  # (records seen, window tokens)
 
     def add(self, record: RequestFinished) -> None:
-        late_s = _finite(record.late_s)
+        late_s = finite(record.late_s)
         if late_s is not None and late_s > LATE_AFTER_S:
             self.late += 1
             self.late_max_s = max(self.late_max_s or 0.0, late_s)
-        e2e = _finite(record.e2e_s)
+        e2e = finite(record.e2e_s)
         end = record.t + e2e if e2e is not None else record.t
         if record.trimmed:
             self.trimmed += 1
@@ -316,7 +319,7 @@ class _PhaseAccount:
             )
             self.last_end = end if self.last_end is None else max(self.last_end, end)
         if record.status != "error" and e2e is not None and record.tokens_out:
-            ttft = _finite(record.ttft_s)
+            ttft = finite(record.ttft_s)
             first = record.t + ttft if ttft is not None else end
             self._keep(_Span(record.t, first, end, record.tokens_out))
 

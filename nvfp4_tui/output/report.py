@@ -592,15 +592,7 @@ def _load(kind: str, value: float | None) -> str:
 
 
 def _slo_text(row: CapacityRow) -> str:
-    targets = [
-        f"{name}≤{value:g}s"
-        for name, value in (
-            ("TTFT", row.slo_ttft_s),
-            ("TPOT", row.slo_tpot_s),
-            ("E2E", row.slo_e2e_s),
-        )
-        if value is not None
-    ]
+    targets = [f"{name}≤{value:g}s" for name, value in row.slo_targets]
     return f"{' '.join(targets) or 'no targets'}, {row.slo_attainment:.0%} of requests"
 
 

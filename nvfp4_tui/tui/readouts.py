@@ -191,14 +191,6 @@ def load_text(kind: LoadKind, value: float | None) -> str:
 
 def slo_text(row: CapacityRow) -> str:
     """The targets of a capacity row: ``TTFT ≤ 500 ms · TPOT ≤ 50 ms · ≥ 90% met``."""
-    parts = [
-        f"{name} ≤ {units.seconds_as_ms(value)}"
-        for name, value in (
-            ("TTFT", row.slo_ttft_s),
-            ("TPOT", row.slo_tpot_s),
-            ("E2E", row.slo_e2e_s),
-        )
-        if value is not None
-    ]
+    parts = [f"{name} ≤ {units.seconds_as_ms(value)}" for name, value in row.slo_targets]
     parts.append(f"≥ {row.slo_attainment * 100:.0f}% met")
     return " · ".join(parts)

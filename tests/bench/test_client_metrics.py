@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import asdict, fields
 from typing import Any
-
-from hypothesis import given
-from hypothesis import strategies as st
 
 from nvfp4_tui.bench.client import (
     ChatRequest,
     Measurement,
     _itl_samples,
-    _percentile,
 )
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.core.events import RequestFinished
@@ -313,12 +308,3 @@ def test_itl_samples_inter_chunk_when_any_chunk_lacks_usage() -> None:
     samples, per_token = _itl_samples([0.0, 0.1, 0.3], [1, None, 5])
     assert not per_token
     assert [round(s, 9) for s in samples] == [0.1, 0.2]
-
-
-@given(st.lists(st.floats(0, 100, allow_nan=False), min_size=2, max_size=200))
-def test_percentile_is_linear_interpolation(values: list[float]) -> None:
-    ordered = sorted(values)
-    cuts = statistics.quantiles(values, n=100, method="inclusive")
-    for q, cut in ((0.50, cuts[49]), (0.95, cuts[94]), (0.99, cuts[98])):
-        assert abs(_percentile(ordered, q) - cut) <= 1e-9 * max(1.0, abs(cut))
-    assert _percentile([], 0.5) is None

@@ -26,7 +26,7 @@ def _rendered(parts: list[str]) -> str:
 
 
 def test_harness_statistics_and_results_file(tmp_path: Path) -> None:
-    assert harness.percentile([3.0, 1.0, 2.0, 4.0], 0.5) == pytest.approx(2.5)
+    assert harness.median([3.0, 1.0, 2.0, 4.0]) == pytest.approx(2.5)
     assert harness.median([]) is None
     assert harness.slope_per_unit([0, 1, 2, 3], [1, 3, 5, 7]) == pytest.approx(2.0)
     assert harness.slope_per_unit([1, 1], [1, 2]) is None

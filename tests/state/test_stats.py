@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import statistics
 
 import pytest
 from hypothesis import given
@@ -46,6 +47,15 @@ def test_percentile_edges() -> None:
         percentile([1.0], -1)
     assert percentiles([4, 1, 3, 2], (0, 50, 100)) == (1, 2.5, 4)
     assert percentile_of_sorted([1.0, 2.0], 50) == 1.5
+
+
+@given(st.lists(st.floats(0, 100, allow_nan=False), min_size=2, max_size=200))
+def test_percentile_agrees_with_statistics_quantiles(values: list[float]) -> None:
+    ordered = sorted(values)
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    for q, cut in ((50, cuts[49]), (95, cuts[94]), (99, cuts[98])):
+        assert abs(percentile_of_sorted(ordered, q) - cut) <= 1e-9 * max(1.0, abs(cut))
+    assert percentile_of_sorted([], 50) is None
 
 
 @given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=50), st.floats(0, 100))

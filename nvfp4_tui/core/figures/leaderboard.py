@@ -11,7 +11,6 @@ from real errors, and never averaged as zero scores.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -20,7 +19,7 @@ from nvfp4_tui.core.events import SUSPECT_ERROR_KIND
 from nvfp4_tui.core.figures.intervals import score_summary
 from nvfp4_tui.core.figures.scores import SCORE_LABELS, SCORE_NAMES
 from nvfp4_tui.core.slo import Load
-from nvfp4_tui.core.stats import QuantileSketch, RunningStats, StatsSummary
+from nvfp4_tui.core.stats import QuantileSketch, RunningStats, StatsSummary, finite
 from nvfp4_tui.core.timing_doubt import doubt_of_lag
 
 # A closed-loop level whose phases held their N requests in flight for less than this share of
@@ -100,11 +99,6 @@ class PhaseFacts(NamedTuple):
     wall_s: float
     full_load_s: float | None  # closed loop: seconds with its N requests in flight (the runner's)
     loop_lag_p99_s: float | None = None  # the runner's event-loop lag (timing_doubt)
-
-
-def _finite(x: float | None) -> float | None:
-    # A NaN or inf from a broken server or clock must not poison means and percentiles.
-    return x if x is not None and math.isfinite(x) else None
 
 
 @dataclass(frozen=True, slots=True, eq=True)
@@ -244,11 +238,14 @@ class LeaderboardFold:
         # Finished phases by (endpoint, phase): a phase reported twice counts once.
         self._phases: dict[tuple[str, Hashable], PhaseFacts] = {}
 
-    def add_request(self, row: RequestFacts) -> None:
-        key = (row.endpoint_id, row.suite, row.concurrency, row.rate_rps)
+    def _cell(self, key: CellKey) -> _Cell:
         cell = self._cells.get(key)
         if cell is None:
             cell = self._cells[key] = _Cell()
+        return cell
+
+    def add_request(self, row: RequestFacts) -> None:
+        cell = self._cell((row.endpoint_id, row.suite, row.concurrency, row.rate_rps))
         if row.status == "error":
             if row.error_kind == SUSPECT_ERROR_KIND:
                 cell.suspect += 1
@@ -262,7 +259,7 @@ class LeaderboardFold:
         else:
             cell.ok += 1
         for name in SCORE_NAMES:
-            value = _finite(getattr(row, name))
+            value = finite(getattr(row, name))
             if value is not None:
                 stats = cell.quality.get(name)
                 if stats is None:
@@ -272,21 +269,18 @@ class LeaderboardFold:
                 cell.prompts[name].add(row.prompt_id)
         if row.trimmed:  # a warm-up or cool-down request: counted and scored, not timed
             return
-        if (ttft_s := _finite(row.ttft_s)) is not None:
+        if (ttft_s := finite(row.ttft_s)) is not None:
             cell.ttft.add(ttft_s)
-        if (decode := _finite(row.decode_tps)) is not None:
+        if (decode := finite(row.decode_tps)) is not None:
             cell.decode_tps.add(decode)
-        if (e2e_tps := _finite(row.e2e_tps)) is not None:
+        if (e2e_tps := finite(row.e2e_tps)) is not None:
             cell.e2e_tps.add(e2e_tps)
         if row.tokens_out is not None:
             cell.tokens_out.add(row.tokens_out)
 
     def add_cell(self, totals: CellTotals) -> None:
         """Every request row of a cell at once (``CellTotals``)."""
-        key = (totals.endpoint_id, totals.suite, totals.concurrency, totals.rate_rps)
-        cell = self._cells.get(key)
-        if cell is None:
-            cell = self._cells[key] = _Cell()
+        cell = self._cell((totals.endpoint_id, totals.suite, totals.concurrency, totals.rate_rps))
         cell.ok += totals.ok
         cell.incomplete += totals.incomplete
         cell.errors += totals.errors
@@ -389,13 +383,13 @@ class LeaderboardFold:
         for done in self._phases.values():
             if endpoint is not None and done.endpoint_id != endpoint:
                 continue
-            wall = _finite(done.wall_s)
+            wall = finite(done.wall_s)
             if wall is None:
                 continue  # a damaged row's NaN would make the whole cell's throughput NaN
             cell = (done.endpoint_id, done.suite, done.concurrency, done.rate_rps)
             tokens, wall_s, full_s, timed_s, phases, doubt = totals.get(cell, _NO_TOTALS)
             # Open loop: the concurrency only caps, there is no level to hold.
-            full = _finite(done.full_load_s) if done.rate_rps is None else None
+            full = finite(done.full_load_s) if done.rate_rps is None else None
             lag = doubt_of_lag(done.loop_lag_p99_s)
             totals[cell] = (
                 tokens + done.output_tokens,
