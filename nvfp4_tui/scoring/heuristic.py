@@ -155,8 +155,12 @@ def _call_arguments(call: dict[str, Any]) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
-def _matched_count(expected: Sequence[ExpectedCall], calls: Sequence[tuple[Any, Any]]) -> int:
-    """The most expected calls that distinct actual calls satisfy (a bipartite matching)."""
+def matched_calls(
+    expected: Sequence[ExpectedCall], calls: Sequence[tuple[Any, dict[str, Any] | None]]
+) -> int:
+    """The most expected calls that distinct calls satisfy: a maximum bipartite matching (by
+    augmenting paths), so parallel calls may come in any order. ``calls`` are (name, arguments)
+    pairs; arguments of None (they did not parse) satisfy nothing."""
     fits = [
         [
             j
@@ -191,7 +195,7 @@ def score_tool_calls(
         return 0.0, "text_only" if answer.strip() else "no_call"
     calls = [(call.get("name"), _call_arguments(call)) for call in tool_calls]
     bad_json = sum(arguments is None for _, arguments in calls)
-    matched = _matched_count(expected, calls)
+    matched = matched_calls(expected, calls)
     extra = max(len(calls) - len(expected), 0)
     score = max(matched / len(expected) - EXTRA_CALL_PENALTY * extra, 0.0)
     detail = (

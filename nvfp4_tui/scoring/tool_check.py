@@ -19,8 +19,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from nvfp4_tui.config.suites import ExpectedCall, Prompt
-from nvfp4_tui.scoring.heuristic import meets
+from nvfp4_tui.config.suites import Prompt
+from nvfp4_tui.scoring.heuristic import matched_calls
 
 WRONG_CALL_PENALTY = 0.25
 _ERROR_CHARS = 120
@@ -58,31 +58,6 @@ def _problem(call: dict[str, Any], schemas: dict[str, str]) -> tuple[dict[str, A
     return arguments, ""
 
 
-def _matching(expected: Sequence[ExpectedCall], calls: list[tuple[str, dict[str, Any]]]) -> int:
-    """The most expected calls that distinct valid calls satisfy (augmenting paths)."""
-    fits = [
-        [
-            j
-            for j, (name, arguments) in enumerate(calls)
-            if name == e.name
-            and all(k in arguments and meets(v, arguments[k]) for k, v in e.arguments.items())
-        ]
-        for e in expected
-    ]
-    owner: dict[int, int] = {}
-
-    def place(i: int, seen: set[int]) -> bool:
-        for j in fits[i]:
-            if j not in seen:
-                seen.add(j)
-                if j not in owner or place(owner[j], seen):
-                    owner[j] = i
-                    return True
-        return False
-
-    return sum(place(i, set()) for i in range(len(expected)))
-
-
 def score_tool_schema(
     prompt: Prompt, answer_text: str, tool_calls: Sequence[dict[str, Any]]
 ) -> tuple[float, str]:
@@ -103,7 +78,7 @@ def score_tool_schema(
             problems.append(problem)
         else:
             valid.append((call["name"], arguments))
-    matched = _matching(prompt.expected_calls, valid)
+    matched = matched_calls(prompt.expected_calls, valid)
     unmatched = len(tool_calls) - matched
     expected = len(prompt.expected_calls)
     score = max(matched / expected - WRONG_CALL_PENALTY * unmatched, 0.0)

@@ -8,7 +8,8 @@ import pytest
 
 from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.suites import load_suite
-from nvfp4_tui.scoring.tool_check import meets, score_tool_schema
+from nvfp4_tui.scoring.heuristic import meets
+from nvfp4_tui.scoring.tool_check import score_tool_schema
 
 TOOLS = load_suite(BUILTIN_SUITES / "tool_call.toml")
 PROMPTS = {p.id: p for p in TOOLS.prompts}
