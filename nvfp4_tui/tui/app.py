@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from textual import work
 from textual.app import App
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.screen import Screen
 
 from nvfp4_tui.core.events import Event
@@ -30,6 +30,7 @@ from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sources.base import EventSource
 from nvfp4_tui.sources.replay import is_reset
+from nvfp4_tui.tui.bindings import GENERAL_BINDINGS, REPLAY_BINDINGS
 from nvfp4_tui.tui.commands import FleetCommands
 from nvfp4_tui.tui.readouts import next_score, shown_score
 from nvfp4_tui.tui.screens.base import StateScreen
@@ -54,29 +55,6 @@ MESSAGES_PER_TICK = 3  # a burst of run notes beyond this is counted, not shown 
 # replay never freezes the keys; the old state stays on screen until the new one is ready.
 INLINE_REBUILD_EVENTS = 5_000
 
-GENERAL_BINDINGS: list[BindingType] = [
-    Binding("q", "request_quit", "Quit", id="quit"),
-    Binding("p", "toggle_pause", "Pause/resume", id="pause"),
-    Binding("l", "leaderboard", "Leaderboard", id="leaderboard"),
-    Binding("g", "grid", "Grid", id="grid"),
-    Binding("v", "toggle_scores", "Quality score", id="scores"),
-    Binding("question_mark", "help", "Keys", key_display="?", id="help"),
-]
-# Bound only while the source is a replay (``check_action``).
-REPLAY_BINDINGS: list[BindingType] = [
-    Binding("space", "replay('toggle')", "Play/pause", id="replay-pause"),
-    Binding("plus,equals_sign", "replay('faster')", "Faster", key_display="+", id="replay-faster"),
-    Binding("minus", "replay('slower')", "Slower", key_display="-", id="replay-slower"),
-    Binding(
-        "left", "replay('seek:-10')", "Back 10 s", key_display="←", show=False, id="replay-back"
-    ),
-    Binding(
-        "right", "replay('seek:+10')", "Forward 10 s", key_display="→", show=False, id="replay-fwd"
-    ),
-    Binding("home", "replay('home')", "To the start", show=False, id="replay-home"),
-    Binding("end", "replay('end')", "To the end", show=False, id="replay-end"),
-]
-
 
 class FleetApp(App[int]):
     """The live monitor. ``clock`` gives "now" (Unix seconds); inject a fixed one for tests."""
@@ -89,7 +67,7 @@ class FleetApp(App[int]):
         "leaderboard": LeaderboardScreen,
     }
     DEFAULT_MODE = "fleet"
-    BINDINGS: ClassVar[list[BindingType]] = GENERAL_BINDINGS + REPLAY_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = [*GENERAL_BINDINGS, *REPLAY_BINDINGS]
 
     def __init__(
         self,

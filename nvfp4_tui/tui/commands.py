@@ -9,73 +9,67 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from nvfp4_tui.core.figures.scores import SCORE_LABELS
+from nvfp4_tui.tui.bindings import app_binding, key_label
 from nvfp4_tui.tui.readouts import next_score
 
 if TYPE_CHECKING:
     from nvfp4_tui.tui.app import FleetApp
 
 
+Command = tuple[str, str, Callable[[], object]]  # name, help, what it does
+
+
 class FleetCommands(Provider):
-    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+    def _commands(self) -> list[Command]:
         app = cast("FleetApp", self.app)
-        run = partial(self._run, app)
-        commands: list[tuple[str, str, Callable[[], object]]] = [
-            ("Fleet grid", "One pane per endpoint (g)", partial(run, "grid")),
-            ("Leaderboard", "Quality, speed, scaling and routes (l)", partial(run, "leaderboard")),
+
+        def bound(name: str, help_text: str, binding_id: str) -> Command:
+            # The key and the action come from the binding, so the palette says what the key does.
+            binding = app_binding(binding_id)
+            run = partial(self._run, app, binding.action)
+            return name, f"{help_text} ({key_label(binding)})", run
+
+        commands = [
+            bound("Fleet grid", "One pane per endpoint", "grid"),
+            bound("Leaderboard", "Quality, speed, scaling and routes", "leaderboard"),
         ]
         if app.source.kind == "live":
             commands.append(
-                (
+                bound(
                     "Resume run" if app.paused else "Pause run",
-                    "Stop or restart sending new requests (p)",
-                    partial(run, "toggle_pause"),
+                    "Stop or restart sending new requests",
+                    "pause",
                 )
             )
         replay = app.replay_readout()
         if replay is not None:
             commands += [
-                (
+                bound(
                     "Resume replay" if replay.paused else "Pause replay",
-                    "Hold or restart the replay's clock (space)",
-                    partial(run, "replay('toggle')"),
+                    "Hold or restart the replay's clock",
+                    "replay-pause",
                 ),
-                (
-                    "Replay faster",
-                    "x1, x2, x5, x10, x60, max (+)",
-                    partial(run, "replay('faster')"),
-                ),
-                (
-                    "Replay slower",
-                    "max, x60, x10, x5, x2, x1 (-)",
-                    partial(run, "replay('slower')"),
-                ),
-                ("Back 10 s", "Seek the replay back (←)", partial(run, "replay('seek:-10')")),
-                ("Forward 10 s", "Seek the replay on (→)", partial(run, "replay('seek:+10')")),
-                (
-                    "Replay from the start",
-                    "Seek to the first event (home)",
-                    partial(run, "replay('home')"),
-                ),
-                (
-                    "Replay to the end",
-                    "Seek to the last event (end)",
-                    partial(run, "replay('end')"),
-                ),
+                bound("Replay faster", "x1, x2, x5, x10, x60, max", "replay-faster"),
+                bound("Replay slower", "max, x60, x10, x5, x2, x1", "replay-slower"),
+                bound("Back 10 s", "Seek the replay back", "replay-back"),
+                bound("Forward 10 s", "Seek the replay on", "replay-fwd"),
+                bound("Replay from the start", "Seek to the first event", "replay-home"),
+                bound("Replay to the end", "Seek to the last event", "replay-end"),
             ]
         following = next_score(app.state, app.score_name)
         commands += [
-            (
+            bound(
                 f"Show {SCORE_LABELS[following] if following else 'other'} scores",
-                "Quality: answers checked, the seed's text heuristic, or the judge's grade (v)",
-                partial(run, "toggle_scores"),
+                "Quality: answers checked, the seed's text heuristic, or the judge's grade",
+                "scores",
             ),
-            ("Keys", "Every key binding (?)", partial(run, "help")),
-            (
+            bound("Keys", "Every key binding", "help"),
+            bound(
                 "Quit",
-                "Stop the run if one is going, then quit (q)"
+                "Stop the run if one is going, then quit"
                 if app.source.kind == "live"
-                else "Quit; the recorded run is left as it is (q)",
-                partial(run, "request_quit"),
+                else "Quit; the recorded run is left as it is",
+                "quit",
             ),
         ]
         for endpoint in app.state.endpoints.values():

@@ -250,9 +250,13 @@ async def test_command_palette_offers_every_action_and_each_detail() -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, source)
         provider = FleetCommands(app.screen)
-        names = [hit.text async for hit in provider.discover()]
+        hits = {hit.text: hit.help async for hit in provider.discover()}
+        names = list(hits)
         for name in ("Fleet grid", "Leaderboard", "Pause run", "Keys", "Quit"):
             assert name in names
+        # Each action's key, as its binding has it.
+        assert hits["Fleet grid"] == "One pane per endpoint (g)"
+        assert hits["Keys"] == "Every key binding (?)"
         assert sum(name.startswith("Detail: GPU") for name in names) == ENDPOINTS
         await pilot.press("ctrl+p")
         await pilot.pause()

@@ -12,6 +12,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from nvfp4_tui.tui.bindings import key_label
+
 MOUSE_AND_PALETTE = (
     ("click", "open a pane's detail"),
     ("tab / ←→↑↓", "move between panes (in a replay ←→ seek; tab, ↑↓ move)"),
@@ -23,10 +25,6 @@ MOUSE_AND_PALETTE = (
 def _shown(binding: BindingType) -> bool:
     # Arrow-key navigation is listed once, in MOUSE_AND_PALETTE, not per arrow.
     return isinstance(binding, Binding) and not (binding.id or "").startswith("pane-")
-
-
-def _key(binding: Binding) -> str:
-    return binding.key_display or " / ".join(k.strip() for k in binding.key.split(","))
 
 
 def key_table(sections: Iterable[tuple[str, Iterable[BindingType]]]) -> Content:
@@ -42,7 +40,7 @@ def key_table(sections: Iterable[tuple[str, Iterable[BindingType]]]) -> Content:
             assert isinstance(binding, Binding)
             lines.append(
                 Content.assemble(
-                    (f"  {_key(binding):<12}", "bold"),
+                    (f"  {key_label(binding):<12}", "bold"),
                     f"{binding.description:<22}",
                     (f"id {binding.id}" if binding.id else "", "$text-muted"),
                 )

@@ -1,0 +1,39 @@
+"""The app's own key bindings, each with an id a keymap can remap: the footer, the help screen
+and the command palette all read their keys and actions from here."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+GENERAL_BINDINGS: list[Binding] = [
+    Binding("q", "request_quit", "Quit", id="quit"),
+    Binding("p", "toggle_pause", "Pause/resume", id="pause"),
+    Binding("l", "leaderboard", "Leaderboard", id="leaderboard"),
+    Binding("g", "grid", "Grid", id="grid"),
+    Binding("v", "toggle_scores", "Quality score", id="scores"),
+    Binding("question_mark", "help", "Keys", key_display="?", id="help"),
+]
+# Bound only while the source is a replay (``FleetApp.check_action``).
+REPLAY_BINDINGS: list[Binding] = [
+    Binding("space", "replay('toggle')", "Play/pause", id="replay-pause"),
+    Binding("plus,equals_sign", "replay('faster')", "Faster", key_display="+", id="replay-faster"),
+    Binding("minus", "replay('slower')", "Slower", key_display="-", id="replay-slower"),
+    Binding(
+        "left", "replay('seek:-10')", "Back 10 s", key_display="←", show=False, id="replay-back"
+    ),
+    Binding(
+        "right", "replay('seek:+10')", "Forward 10 s", key_display="→", show=False, id="replay-fwd"
+    ),
+    Binding("home", "replay('home')", "To the start", show=False, id="replay-home"),
+    Binding("end", "replay('end')", "To the end", show=False, id="replay-end"),
+]
+
+
+def app_binding(binding_id: str) -> Binding:
+    """The app's binding with this id."""
+    return next(b for b in (*GENERAL_BINDINGS, *REPLAY_BINDINGS) if b.id == binding_id)
+
+
+def key_label(binding: Binding) -> str:
+    """The key as a person reads it: its display form, else its keys ("plus / equals_sign")."""
+    return binding.key_display or " / ".join(k.strip() for k in binding.key.split(","))
