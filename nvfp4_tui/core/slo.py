@@ -406,7 +406,6 @@ class LoadTracker:
         self.sweep = any(p.sweep for p in self._plans)
         self._phases: dict[int, _PhaseAccount] = {}
         self.sweep_stop: str | None = None
-        self.sweep_stop_phase: int | None = None
         self.latest_phase: int | None = None  # the phase of the latest request folded in
 
     @property
@@ -433,7 +432,7 @@ class LoadTracker:
     def finish(self, event: PhaseFinished) -> None:
         self._account(event.phase_index, event.suite, event.concurrency).finish()
         if event.sweep_stop is not None:
-            self.sweep_stop, self.sweep_stop_phase = event.sweep_stop, event.phase_index
+            self.sweep_stop = event.sweep_stop
 
     def phase(self, index: int) -> PhaseSlo | None:
         account = self._phases.get(index)

@@ -46,7 +46,6 @@ from nvfp4_tui.store.schema import EVENTS_TABLE, TABLES, frame_to_events
 
 # x1 ... x60, then None: as fast as the consumer takes the events.
 SPEED_STEPS: tuple[float | None, ...] = (1.0, 2.0, 5.0, 10.0, 60.0, None)
-SEEK_STEP_S = 10.0
 TICK_S = 1 / 30  # at a finite speed, batches are at least this far apart (bounded wake-ups)
 MAX_SPEED_CHUNK = 5000  # events per batch at max speed, so the consumer can draw between them
 BUILD_INLINE_EVENTS = 5000  # a larger batch (a seek in a long run) is built on a thread

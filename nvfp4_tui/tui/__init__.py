@@ -1,1 +1,1 @@
-"""The Textual app: fleet grid, detail, leaderboard and help screens."""
+"""The Textual app: fleet grid, detail, leaderboard, compare and help screens."""

@@ -1,5 +1,5 @@
-"""The app's own key bindings, each with an id a keymap can remap: the footer, the help screen
-and the command palette all read their keys and actions from here."""
+"""The app's own key bindings, each with an id: the footer, the help screen and the command
+palette all read their keys and actions from here."""
 
 from __future__ import annotations
 

@@ -43,7 +43,6 @@ REQUESTS_PER_PROMPT = 2
 GPU_SAMPLE_S = 0.5
 PROGRESS_WINDOW_S = 2 * GPU_SAMPLE_S  # token progress every other GPU sample
 SERVER_SAMPLE_S = 1.0
-PROGRESS_S = 0.5
 PHASE_GAP_S = 0.05
 
 PROMPTS: dict[str, tuple[str, ...]] = {

@@ -90,6 +90,7 @@ async def test_panes_and_leaderboard_show_verified_scores_until_v() -> None:
         await pilot.pause()
         head = str(app.screen.query_one("#lb-head", Static).render())
         assert "quality = heuristic score" in head
+        assert "v: verified" in head  # the sample has no judge scores: v goes back
         assert not app.screen.query_one("#capacity", DataTable).display
         await pilot.press("v")
         await pilot.pause(0.6)  # the leaderboard redraws at most twice a second
@@ -168,7 +169,17 @@ async def test_the_judge_score_is_shown_on_v() -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, source)
         pane = app.screen.query_one(GpuPane)
-        await pilot.press("v", "v")
+        await pilot.press("v", "l")
+        await pilot.pause()
+        head = str(app.screen.query_one("#lb-head", Static).render())
+        assert "quality = heuristic score" in head and "v: judge" in head
+        await pilot.press("v")
+        await pilot.pause(0.6)  # the leaderboard redraws at most twice a second
+        app.redraw()
+        await pilot.pause()
+        head = str(app.screen.query_one("#lb-head", Static).render())
+        assert "quality = judge score" in head and "v: verified" in head
+        await pilot.press("g")
         await pilot.pause()
         assert app.score_name == JUDGE
         assert pane.border_subtitle == "judge scores"

@@ -24,11 +24,12 @@ from nvfp4_tui.core.figures.board import (
     route_by_task,
     speed_rows,
 )
-from nvfp4_tui.core.figures.scores import VERIFIED, score_label
+from nvfp4_tui.core.figures.scores import score_label
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.core.slo import load_axis
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
+from nvfp4_tui.tui.bindings import app_binding, key_label
 from nvfp4_tui.tui.palette import CellStyles, cell_styles
 from nvfp4_tui.tui.readouts import (
     base_text,
@@ -36,6 +37,7 @@ from nvfp4_tui.tui.readouts import (
     class_name,
     load_curves,
     load_text,
+    next_score,
     short_labels,
     slo_text,
 )
@@ -116,7 +118,9 @@ class LeaderboardScreen(StateScreen):
         board = state.board()
         at = base_text(board)
         score = score_label(score_name)
-        other = "heuristic" if score_name == VERIFIED else "verified"
+        following = next_score(state, score_name)  # v cycles verified → heuristic → judge
+        key_v = key_label(app_binding("scores"))
+        switch = f" {key_v}: {score_label(following)}" if following else ""
         self.query_one("#lb-head", Static).update(
             Content.assemble(
                 ("Leaderboard", "bold"),
@@ -126,7 +130,7 @@ class LeaderboardScreen(StateScreen):
                 (f"{score} score", "bold"),
                 (" 0–1, mean ±half its 95% Wilson interval, and n;", "$text-muted"),
                 (f" speeds: mean per request at {at};", "$text-muted"),
-                (f" v: {other}", "$text-muted"),
+                (switch, "$text-muted"),
             )
         )
         self._show_quality(state, board, labels, styles, score_name)

@@ -18,8 +18,6 @@ from nvfp4_tui.tui.source_status import FollowReadout, ReplayReadout
 from nvfp4_tui.tui.widgets.gpu_pane import STATUS_STYLE, STATUS_TEXT
 from nvfp4_tui.tui.widgets.meter import Meter
 
-PROGRESS_MIN_W = 12
-
 
 @dataclass(frozen=True)
 class RunReadout:
