@@ -34,15 +34,9 @@ import aiohttp
 import harness
 from harness import Target, fmt, median
 
-from nvfp4_tui.bench import client as client_module
-from nvfp4_tui.bench.client import (
-    FULL_USAGE,
-    JSON_HEADERS,
-    READ_BUFSIZE,
-    ChatRequest,
-    EndpointClient,
-    Timeouts,
-)
+from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Timeouts
+from nvfp4_tui.bench.client import stream as stream_module
+from nvfp4_tui.bench.client.endpoint import FULL_USAGE, JSON_HEADERS, READ_BUFSIZE
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sse import SseParser
 from nvfp4_tui.config.profile import Endpoint, load_profile
@@ -71,7 +65,7 @@ TRUST_INFLATION_PCT = 5.0
 TARGET_CEILING_RATIO = 0.70
 SSE_FRAMES_BESIDE_CHUNKS = 3  # per stream: the role-only chunk, the final usage chunk, [DONE]
 WARMUP_MAX_TOKENS = 2
-CLIENT_LOADS = client_module._loads
+CLIENT_LOADS = stream_module._loads
 LAG_PROBE_S = 0.005
 TRUST_PROMPTS = 64  # fewer than the simulator's answer cache holds per endpoint
 
@@ -243,8 +237,8 @@ async def _client_pass(url: str, settings: Settings, loop: str, decoder: str) ->
     requests = _workload(settings)
     chunks = tokens = 0
     meter = TokenMeter()
-    saved = client_module._loads
-    client_module._loads = _decoders()[decoder]
+    saved = stream_module._loads
+    stream_module._loads = _decoders()[decoder]
     try:
         async with EndpointClient(
             url, MODEL, concurrency=settings.streams, timeouts=Timeouts()
@@ -263,7 +257,7 @@ async def _client_pass(url: str, settings: Settings, loop: str, decoder: str) ->
             await asyncio.gather(*(stream(batch) for batch in requests))
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     finally:
-        client_module._loads = saved
+        stream_module._loads = saved
     return Pass("client", loop, decoder, chunks, tokens, wall, cpu)
 
 

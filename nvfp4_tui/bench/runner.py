@@ -453,7 +453,7 @@ class Runner:
             self._backlog.score_then(endpoint.id, phase.suite, prompt, record, done)
             gate.report(record)
             await self._backlog.room(endpoint.id)
-            if attempt >= self.profile.run.retries or not retryable(record.error_message):
+            if attempt >= self.profile.run.retries or not retryable(record.http_status):
                 return
             await asyncio.sleep(retry_wait_s(record.retry_after_s, attempt))
             await gate.wait()

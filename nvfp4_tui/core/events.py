@@ -172,6 +172,7 @@ class RequestFinished:
     # True: in the phase's warm-up or cool-down window, left out of timing statistics; False:
     # inside the measured window; None: the phase has no such windows.
     trimmed: bool | None = None
+    http_status: int | None = None  # the reply's HTTP status; None when no reply came
     retry_after_s: float | None = None  # the server's Retry-After on a 429/503, in seconds
     attempt: int = 0  # 0 for the first send; 1, 2... for each retry of a 429/503 (run.retries)
 

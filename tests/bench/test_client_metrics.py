@@ -6,11 +6,8 @@ import json
 from dataclasses import asdict, fields
 from typing import Any
 
-from nvfp4_tui.bench.client import (
-    ChatRequest,
-    Measurement,
-    _itl_samples,
-)
+from nvfp4_tui.bench.client import ChatRequest, Measurement
+from nvfp4_tui.bench.client.measurement import itl_samples
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.core.events import RequestFinished
 from tests.bench.scripted_server import ABORT, DONE, chunk, play, serve_client, usage
@@ -305,6 +302,6 @@ async def test_done_then_reset_keeps_a_finished_measurement() -> None:
 
 
 def test_itl_samples_inter_chunk_when_any_chunk_lacks_usage() -> None:
-    samples, per_token = _itl_samples([0.0, 0.1, 0.3], [1, None, 5])
+    samples, per_token = itl_samples([0.0, 0.1, 0.3], [1, None, 5])
     assert not per_token
     assert [round(s, 9) for s in samples] == [0.1, 0.2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nvfp4_tui.bench.client import retry_after_seconds
+from nvfp4_tui.bench.client import retry_after_seconds, retryable
 from nvfp4_tui.bench.runner import RETRY_BACKOFF_S, RETRY_WAIT_CAP_S, retry_wait_s
 from nvfp4_tui.config.profile import ConfigError, load_profile, with_urls
 from nvfp4_tui.sim.fleet import SimFleet
@@ -44,6 +44,7 @@ async def test_retries_resend_429_and_503_and_keep_every_attempt(tmp_path: Path)
     assert always_429.get_column("attempt").sort().to_list() == [0, 1, 2]
     assert set(always_429.get_column("request_index")) == {0}  # one planned request, 3 sends
     assert set(always_429.get_column("error_kind")) == {"http_4xx"}
+    assert set(always_429.get_column("http_status")) == {429}  # what the retry is decided on
     assert all(gap >= 0.2 - SLEEP_SLACK_S for gap in _gaps_s(always_429))  # Retry-After: 0.2
 
     no_header = rows["sim_503"]  # the simulator sends no Retry-After with a 503: backoff
@@ -58,7 +59,14 @@ async def test_retries_resend_429_and_503_and_keep_every_attempt(tmp_path: Path)
     assert recovered.height == 2  # no attempt after a success
 
     assert rows["sim_500"].height == 1  # a 500 is not retried: the fault stays visible
+    assert rows["sim_500"].get_column("http_status").to_list() == [500]
+    assert set(rows["clean"].get_column("http_status")) == {200}
     assert rows["clean"].get_column("attempt").to_list() == [0]
+
+
+def test_only_a_429_or_503_is_resent() -> None:
+    assert retryable(429) and retryable(503)
+    assert not any(retryable(status) for status in (None, 200, 400, 422, 500, 502, 504))
 
 
 def test_retry_waits_honour_retry_after_up_to_a_cap() -> None:

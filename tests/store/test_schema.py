@@ -74,6 +74,7 @@ PINNED_REQUESTS_SCHEMA: list[tuple[str, pl.DataType]] = [
     ("score_judge_detail", pl.String()),
     ("late_s", pl.Float64()),
     ("trimmed", pl.Boolean()),
+    ("http_status", pl.Int64()),
     ("retry_after_s", pl.Float64()),
     ("attempt", pl.Int64()),
 ]

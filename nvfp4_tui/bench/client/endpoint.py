@@ -1,0 +1,315 @@
+"""EndpointClient: streams chat completions to one endpoint, one Measurement per request.
+
+The clock starts when the request's bytes reach the socket (``trace``); each read of the socket is
+stamped once, before any parsing, and every SSE event in that read shares the stamp, so events
+that arrived together are 0 s apart. A request that never reached the socket (a connect error) is
+timed from just before aiohttp was called; time spent waiting for the client's concurrency slot
+is ``queue_s``. Every failure becomes a Measurement with ``status="error"``, an ``error_kind`` and
+a short message that never contains the API key; it keeps whatever was measured and received
+before the failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+from time import perf_counter
+from typing import TYPE_CHECKING, Any, Literal
+
+import aiohttp
+
+from nvfp4_tui.bench.client.errors import (
+    Failure,
+    body_excerpt,
+    classify,
+    describe,
+    http_kind,
+    retry_after_seconds,
+)
+from nvfp4_tui.bench.client.measurement import Measurement, first_chunk_tokens_of, measure
+from nvfp4_tui.bench.client.request import ChatRequest, Timeouts
+from nvfp4_tui.bench.client.stream import Attempt, Stream
+from nvfp4_tui.bench.client.trace import SendClock, send_clock_trace
+from nvfp4_tui.bench.sse import SseError, SseParser
+
+if TYPE_CHECKING:
+    from nvfp4_tui.bench.progress import TokenMeter
+
+READ_BUFSIZE = 4 * 1024 * 1024  # aiohttp's 64 KiB default stalls on long replies
+HEALTH_CONNECTIONS = 2  # pool slots beyond the concurrency, so a health check never waits
+MODELS_LISTED_IN_MESSAGE = 5
+FULL_USAGE = {"include_usage": True, "continuous_usage_stats": True}
+FINAL_USAGE = {"include_usage": True}
+USAGE_OPTION_KEYS = ("continuous_usage_stats", "stream_options")
+REJECTED_STATUSES = (400, 422)
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+class EndpointClient:
+    """Streams chat completions to one endpoint, at most ``concurrency`` at a time.
+
+    Use it as ``async with EndpointClient(...) as client``: it owns one aiohttp session whose pool
+    holds ``concurrency`` streams plus room for health checks.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        concurrency: int,
+        timeouts: Timeouts,
+        api_key: str | None = None,
+        verify_tls: bool = True,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        self._base_url = base_url.rstrip("/")
+        self._chat_url = f"{self._base_url}/v1/chat/completions"
+        self._model = model
+        self._concurrency = concurrency
+        self._timeouts = timeouts
+        self._api_key = api_key or None
+        self._verify_tls = verify_tls
+        self._slots = asyncio.Semaphore(concurrency)
+        self._session: aiohttp.ClientSession | None = None
+        # Whether the server takes continuous_usage_stats; learnt from this client's first answers.
+        self._usage_options: Literal["untested", "accepted", "rejected"] = "untested"
+
+    async def __aenter__(self) -> EndpointClient:
+        connections = self._concurrency + HEALTH_CONNECTIONS
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(
+                limit=connections, limit_per_host=connections, ssl=self._verify_tls
+            ),
+            timeout=aiohttp.ClientTimeout(total=None, connect=self._timeouts.connect_s),
+            headers={"Authorization": f"Bearer {self._api_key}"} if self._api_key else None,
+            read_bufsize=READ_BUFSIZE,
+            trace_configs=[send_clock_trace()],
+        )
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def chat(
+        self, request: ChatRequest, *, progress: TokenMeter | None = None
+    ) -> Measurement:
+        """Stream one completion and measure it; never raises for a failed request.
+
+        ``progress`` counts tokens as they arrive (server counts when usage streams per chunk,
+        else one per generated chunk) and the time each stream spends decoding, for live rates
+        across the requests in flight.
+        """
+        session = self._open_session()
+        asked_at = perf_counter()
+        async with self._slots:
+            queue_s = perf_counter() - asked_at
+            if self._usage_options == "rejected":
+                attempt = await self._attempt(session, request, FINAL_USAGE, progress)
+            else:
+                attempt = await self._attempt(session, request, FULL_USAGE, progress)
+                if _options_rejected(attempt) and (
+                    self._usage_options == "untested" or _blames_usage_options(attempt)
+                ):
+                    attempt = await self._attempt(session, request, FINAL_USAGE, progress)
+                    if _options_rejected(attempt):
+                        self._usage_options = "accepted"  # the option was not what it refused
+                    elif attempt.http_status is not None:
+                        self._usage_options = "rejected"
+                elif attempt.http_status is not None and attempt.http_status < 300:
+                    self._usage_options = "accepted"
+        failure = attempt.failure
+        if failure is not None:
+            failure.message = self._scrub(failure.message)
+        measurement = measure(attempt, queue_s)
+        if self._api_key:
+            # A server that echoes request headers into its reply must not put the key on disk.
+            tool_calls = measurement.tool_calls_json
+            measurement = replace(
+                measurement,
+                answer_text=self._scrub(measurement.answer_text),
+                reasoning_text=self._scrub(measurement.reasoning_text),
+                tool_calls_json=None if tool_calls is None else self._scrub(tool_calls),
+            )
+        return measurement
+
+    async def health(self) -> tuple[bool, str]:
+        """Whether the endpoint answers and serves the model, and a one-line reason."""
+        session = self._open_session()
+        try:
+            async with asyncio.timeout(self._timeouts.health_s):
+                async with session.get(f"{self._base_url}/health") as response:
+                    health_status = response.status
+                async with session.get(f"{self._base_url}/v1/models") as response:
+                    models_status = response.status
+                    served = await served_models(response) if models_status < 300 else None
+        except TimeoutError:
+            return False, f"timeout: no answer within {self._timeouts.health_s:g} s"
+        except (aiohttp.ClientError, OSError) as error:
+            kind, message = classify(error)
+            return False, self._scrub(f"{kind}: {message}")
+        if served is not None:
+            if self._model in served:
+                return True, "ok"
+            listed = ", ".join(served[:MODELS_LISTED_IN_MESSAGE]) or "nothing"
+            return False, f"model {self._model!r} is not served here; /v1/models lists {listed}"
+        if 200 <= health_status < 300:
+            return True, f"ok (/health; /v1/models gave no model list, HTTP {models_status})"
+        if 200 <= models_status < 300:
+            return False, "/v1/models answered without a model list"
+        return False, f"/health: HTTP {health_status}; /v1/models: HTTP {models_status}"
+
+    async def _attempt(
+        self,
+        session: aiohttp.ClientSession,
+        request: ChatRequest,
+        stream_options: dict[str, bool],
+        progress: TokenMeter | None,
+    ) -> Attempt:
+        timeouts = self._timeouts
+        loop = asyncio.get_running_loop()
+        # Serialised before the clock starts: a long prompt's JSON is the client's time, not TTFT.
+        body = json.dumps(self._body(request, stream_options), ensure_ascii=False).encode()
+        stream = Stream()
+        parser = SseParser()
+        http_status: int | None = None
+        retry_after_s: float | None = None
+        failure: Failure | None = None
+        waiting_for = "first byte"
+        counted = 0  # tokens already added to progress
+        decoding = False  # the first generated chunk arrived: progress counts this stream
+        eof_at: float | None = None
+        started = loop.time()
+        total_deadline = started + timeouts.total_s
+        watchdog = asyncio.timeout_at(min(started + timeouts.first_byte_s, total_deadline))
+        clock = SendClock()
+        called_at = perf_counter()
+        try:
+            async with (
+                watchdog,
+                session.post(
+                    self._chat_url, data=body, headers=JSON_HEADERS, trace_request_ctx=clock
+                ) as response,
+            ):
+                http_status = response.status
+                if not 200 <= http_status < 300:
+                    retry_after_s = retry_after_seconds(response.headers.get("Retry-After"))
+                    excerpt = await body_excerpt(response)
+                    raise Failure(http_kind(http_status), f"HTTP {http_status}: {excerpt}")
+                if response.content_type != "text/event-stream":
+                    excerpt = await body_excerpt(response)
+                    raise Failure(
+                        "protocol",
+                        f"expected text/event-stream, got {response.content_type}: {excerpt}",
+                    )
+                async for buffer in response.content.iter_any():
+                    now = perf_counter()
+                    waiting_for = "idle"
+                    watchdog.reschedule(min(loop.time() + timeouts.idle_s, total_deadline))
+                    if stream.done_at is not None:
+                        continue  # drain to the end so the connection can be reused
+                    for payload in parser.feed(buffer):
+                        stream.take(payload, now)
+                        if stream.done_at is not None:
+                            break
+                    if progress is not None and stream.gen_times:
+                        made = stream.tokens_so_far()
+                        if not decoding:
+                            # The first chunk's own tokens, as decode_tps leaves them out; the
+                            # rest of this buffer is decoding already.
+                            counted = min(made, first_chunk_tokens_of(stream.gen_tokens) or 1)
+                            progress.first_chunk(counted)
+                            decoding = True
+                        if made > counted:
+                            progress.decoded(made - counted)
+                            counted = made
+                eof_at = perf_counter()
+                if stream.done_at is None:
+                    for payload in parser.end():
+                        stream.take(payload, eof_at)
+                    if stream.finish_reason is None:
+                        raise Failure("protocol", "stream ended before finish_reason")
+        except Failure as caught:
+            failure = caught
+        except SseError as caught:
+            failure = Failure("protocol", str(caught))
+        except TimeoutError as caught:
+            message = self._timeout_message(caught, watchdog, waiting_for, total_deadline)
+            failure = Failure("timeout", message)
+        except (aiohttp.ClientError, OSError) as caught:
+            failure = Failure(*classify(caught))
+        finally:
+            if progress is not None and decoding:
+                progress.stream_ended()
+        sent_at = called_at if clock.sent_at is None else clock.sent_at
+        setup_s = None if clock.sent_at is None else clock.sent_at - called_at
+        if stream.done_at is not None:
+            # Anything after [DONE] (a reset, a stall) does not touch a finished measurement.
+            return Attempt(stream, sent_at, stream.done_at, http_status, None, setup_s=setup_s)
+        if failure is not None or eof_at is None:
+            ended_at = perf_counter()
+            return Attempt(stream, sent_at, ended_at, http_status, failure, retry_after_s, setup_s)
+        return Attempt(stream, sent_at, eof_at, http_status, None, setup_s=setup_s)
+
+    def _body(self, request: ChatRequest, stream_options: dict[str, bool]) -> dict[str, Any]:
+        body: dict[str, Any] = dict(request.extra_body) if request.extra_body else {}
+        body["model"] = self._model
+        body["messages"] = list(request.messages)
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.tools:
+            body["tools"] = list(request.tools)
+        body["stream"] = True
+        body["stream_options"] = stream_options
+        return body
+
+    def _timeout_message(
+        self,
+        error: TimeoutError,
+        watchdog: asyncio.Timeout,
+        waiting_for: str,
+        total_deadline: float,
+    ) -> str:
+        timeouts = self._timeouts
+        if isinstance(error, aiohttp.ConnectionTimeoutError):
+            return f"connect: no connection within {timeouts.connect_s:g} s"
+        if not watchdog.expired():
+            return describe(error)
+        when = watchdog.when()
+        if when is not None and when >= total_deadline:
+            return f"total: request exceeded {timeouts.total_s:g} s"
+        if waiting_for == "first byte":
+            return f"first byte: no response within {timeouts.first_byte_s:g} s"
+        return f"idle: no data for {timeouts.idle_s:g} s"
+
+    def _scrub(self, text: str) -> str:
+        # Servers that echo request headers into an error body would otherwise leak the key.
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    def _open_session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("EndpointClient is used outside `async with`")
+        return self._session
+
+
+async def served_models(response: aiohttp.ClientResponse) -> list[str] | None:
+    try:
+        listing = await response.json(content_type=None)
+        return [str(entry["id"]) for entry in listing["data"]]
+    except (ValueError, TypeError, KeyError, aiohttp.ClientError):
+        return None
+
+
+def _options_rejected(attempt: Attempt) -> bool:
+    return attempt.http_status in REJECTED_STATUSES
+
+
+def _blames_usage_options(attempt: Attempt) -> bool:
+    message = attempt.failure.message if attempt.failure else ""
+    return any(key in message for key in USAGE_OPTION_KEYS)

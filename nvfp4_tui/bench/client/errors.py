@@ -1,0 +1,116 @@
+"""What went wrong with a request, in a word (``ErrorKind``) and a short line for people.
+
+Messages are bounded excerpts; the endpoint scrubs its API key from them before they leave.
+Whether a failed request may be resent is decided from its HTTP status, not its message.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import aiohttp
+
+from nvfp4_tui.core.events import ErrorKind
+
+BODY_EXCERPT_BYTES = 2048
+BODY_EXCERPT_CHARS = 200
+CHUNK_EXCERPT_CHARS = 80
+RETRYABLE_STATUSES = frozenset({429, 503})  # the answers a client may resend after
+
+
+class Failure(Exception):
+    """Why an attempt ended early; what the stream delivered before it is kept."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+
+
+def retryable(http_status: int | None) -> bool:
+    """Whether a reply's HTTP status is one a client may resend after (429, 503)."""
+    return http_status in RETRYABLE_STATUSES
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A Retry-After header in seconds: delay-seconds (decimals accepted) or an HTTP date."""
+    if not value:
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def http_kind(status: int) -> ErrorKind:
+    return "http_5xx" if status >= 500 else "http_4xx"
+
+
+async def body_excerpt(response: aiohttp.ClientResponse) -> str:
+    raw = b""
+    try:
+        while len(raw) < BODY_EXCERPT_BYTES:
+            piece = await response.content.read(BODY_EXCERPT_BYTES - len(raw))
+            if not piece:
+                break
+            raw += piece
+    except (aiohttp.ClientError, OSError):
+        pass  # the status already says what went wrong; the body is a courtesy
+    text = " ".join(raw.decode("utf-8", "replace").split())
+    return truncate(text, BODY_EXCERPT_CHARS) if text else "(empty body)"
+
+
+def classify(error: BaseException) -> tuple[ErrorKind, str]:
+    if isinstance(error, aiohttp.ClientConnectorCertificateError):
+        reason = getattr(error.certificate_error, "verify_message", None) or "not trusted"
+        return "connect", (
+            f"TLS certificate of {error.host}:{error.port} rejected ({reason}); "
+            "set verify_tls = false on the endpoint to skip the check"
+        )
+    if isinstance(error, aiohttp.ClientConnectorDNSError):
+        return "connect", f"cannot resolve host {error.host}"
+    if isinstance(error, aiohttp.ClientConnectorError):
+        cause = error.os_error
+        if isinstance(cause, ConnectionRefusedError):
+            reason = "connection refused"
+        else:
+            reason = cause.strerror or str(cause) or type(cause).__name__
+        return "connect", f"{reason} ({error.host}:{error.port})"
+    if isinstance(error, aiohttp.InvalidURL):
+        return "connect", f"invalid URL {error.url}"
+    if isinstance(error, aiohttp.ClientResponseError):
+        return "protocol", f"bad HTTP response: {error.message}"
+    if isinstance(
+        error, (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, ConnectionError)
+    ):
+        return "reset", f"connection lost: {describe(error)}"
+    return "protocol", describe(error)
+
+
+def describe(error: BaseException) -> str:
+    return truncate(str(error) or type(error).__name__, BODY_EXCERPT_CHARS)
+
+
+def error_text(problem: Any) -> str:
+    message = problem.get("message") if isinstance(problem, dict) else None
+    return truncate(str(message or problem), BODY_EXCERPT_CHARS)
+
+
+def chunk_excerpt(payload: bytes) -> str:
+    text = payload[: CHUNK_EXCERPT_CHARS * 4].decode("utf-8", "replace")
+    return repr(truncate(text, CHUNK_EXCERPT_CHARS))
+
+
+def truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

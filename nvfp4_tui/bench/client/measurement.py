@@ -1,0 +1,172 @@
+"""Measurement: one request's numbers, computed once from the attempt that answered it.
+
+Timing follows DESIGN.md "Metric definitions": TTFT and E2E from when the request's bytes went to
+the socket, ITL from the gaps between generated chunks (split per token when usage streams per
+chunk), decode tok/s over the window after the first chunk.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from nvfp4_tui.bench.client.stream import Attempt, ToolCall
+from nvfp4_tui.core.events import ErrorKind, RequestStatus
+from nvfp4_tui.core.stats import percentile_of_sorted
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """One request's numbers: the fields of ``events.RequestFinished`` the client can know."""
+
+    status: RequestStatus
+    queue_s: float
+    setup_s: float | None = None
+    ttft_s: float | None = None
+    ttfa_s: float | None = None
+    e2e_s: float | None = None
+    itl_p50_s: float | None = None
+    itl_p95_s: float | None = None
+    itl_p99_s: float | None = None
+    itl_max_s: float | None = None
+    itl_per_token: bool = False
+    chunks: int = 0
+    first_chunk_tokens: int | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    reasoning_tokens: int | None = None
+    tokens_estimated: bool = False
+    decode_tps: float | None = None
+    e2e_tps: float | None = None
+    finish_reason: str | None = None
+    answer_text: str = ""
+    reasoning_text: str = ""
+    tool_calls_json: str | None = None
+    error_kind: ErrorKind | None = None
+    error_message: str | None = None
+    http_status: int | None = None
+    retry_after_s: float | None = None
+
+
+def measure(attempt: Attempt, queue_s: float) -> Measurement:
+    """The numbers of one attempt, which waited ``queue_s`` for the client's slot."""
+    stream = attempt.stream
+    failure = attempt.failure
+    sent_at = attempt.sent_at
+    times = stream.gen_times
+    ttft_s = times[0] - sent_at if times else None
+    e2e_s = attempt.ended_at - sent_at
+    usage = stream.usage or {}
+    reported = _count(usage.get("completion_tokens"))
+    if reported is not None:
+        tokens_out, estimated = reported, False
+    elif times or failure is None:
+        tokens_out, estimated = len(times), True
+    else:
+        tokens_out, estimated = None, False
+    details = usage.get("completion_tokens_details")
+    samples, per_token = itl_samples(times, stream.gen_tokens)
+    samples.sort()
+    if failure is not None:
+        status: RequestStatus = "error"
+    else:
+        status = "incomplete" if stream.finish_reason == "length" else "ok"
+    finished_tokens = tokens_out if failure is None else None
+    first_chunk_tokens = first_chunk_tokens_of(stream.gen_tokens)
+    decode_tps = None
+    if finished_tokens is not None and ttft_s is not None and e2e_s > ttft_s:
+        # The first chunk's tokens were decoded before TTFT: the window after it holds only the
+        # rest (DESIGN.md "Decode tok/s"). Counted chunks are one token each, as is a first
+        # chunk the server gave no count for.
+        k = first_chunk_tokens if first_chunk_tokens is not None and not estimated else 1
+        if finished_tokens > k:
+            decode_tps = (finished_tokens - k) / (e2e_s - ttft_s)
+    return Measurement(
+        status=status,
+        queue_s=queue_s,
+        setup_s=attempt.setup_s,
+        ttft_s=ttft_s,
+        ttfa_s=stream.ttfa_at - sent_at if stream.ttfa_at is not None else None,
+        e2e_s=e2e_s,
+        itl_p50_s=percentile_of_sorted(samples, 50),
+        itl_p95_s=percentile_of_sorted(samples, 95),
+        itl_p99_s=percentile_of_sorted(samples, 99),
+        itl_max_s=samples[-1] if samples else None,
+        itl_per_token=per_token,
+        chunks=len(times),
+        first_chunk_tokens=first_chunk_tokens,
+        tokens_in=_count(usage.get("prompt_tokens")),
+        tokens_out=tokens_out,
+        reasoning_tokens=_count(details.get("reasoning_tokens"))
+        if isinstance(details, dict)
+        else None,
+        tokens_estimated=estimated,
+        decode_tps=decode_tps,
+        e2e_tps=finished_tokens / e2e_s if finished_tokens is not None and e2e_s > 0 else None,
+        finish_reason=stream.finish_reason if isinstance(stream.finish_reason, str) else None,
+        answer_text=_join_text(stream.answer),
+        reasoning_text=_join_text(stream.reasoning),
+        tool_calls_json=_tool_calls_json(stream.tools),
+        error_kind=failure.kind if failure else None,
+        error_message=failure.message if failure else None,
+        http_status=attempt.http_status,
+        retry_after_s=attempt.retry_after_s,
+    )
+
+
+def first_chunk_tokens_of(tokens: list[Any]) -> int | None:
+    """Tokens up to and with the first generated chunk, by its cumulative usage, if it had one.
+
+    Usage is cumulative, so tokens decoded before it without text of their own (a tool parser
+    holding back a call's head) count too: they also came before TTFT. A count of 0 beside
+    generated text is no count.
+    """
+    count = _count(tokens[0]) if tokens else None
+    return count if count else None
+
+
+def itl_samples(times: list[float], tokens: list[Any]) -> tuple[list[float], bool]:
+    """Gaps between generated chunks, split per token when every chunk carried cumulative usage.
+
+    A chunk whose usage did not grow hands its gap on to the next chunk that brings tokens.
+    """
+    per_token = bool(tokens) and all(type(count) is int for count in tokens)
+    if not per_token:
+        return [later - earlier for earlier, later in pairwise(times)], False
+    samples: list[float] = []
+    carried_s = 0.0
+    for index in range(1, len(times)):
+        gap_s = times[index] - times[index - 1] + carried_s
+        count = tokens[index] - tokens[index - 1]
+        if count < 1:
+            carried_s = gap_s
+            continue
+        carried_s = 0.0
+        if count == 1:
+            samples.append(gap_s)
+        else:
+            samples.extend([gap_s / count] * count)
+    return samples, True
+
+
+def _count(value: Any) -> int | None:
+    return value if type(value) is int and value >= 0 else None
+
+
+def _join_text(parts: list[Any]) -> str:
+    try:
+        return "".join(parts)
+    except TypeError:  # a server sent a non-string delta; keep what it said
+        return "".join(part if isinstance(part, str) else json.dumps(part) for part in parts)
+
+
+def _tool_calls_json(tools: dict[Any, ToolCall]) -> str | None:
+    if not tools:
+        return None
+    calls = [
+        {"id": call.id, "name": call.name, "arguments": "".join(call.arguments)}
+        for call in tools.values()  # in order of first appearance, which is index order
+    ]
+    return json.dumps(calls, ensure_ascii=False)
