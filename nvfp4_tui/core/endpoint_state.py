@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from nvfp4_tui.core.events import (
+    HISTORY_LEN,
     SUSPECT_ERROR_KIND,
     EndpointInfo,
     EndpointStatus,
@@ -36,7 +37,6 @@ from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, SCORE_NAMES
 from nvfp4_tui.core.gpu_track import TELEMETRY_STALE_S, GpuTrack
 from nvfp4_tui.core.phase_track import PhaseTrack
 from nvfp4_tui.core.readouts import (
-    HISTORY_LEN,
     AnswerText,
     ErrorInfo,
     PhaseProgress,

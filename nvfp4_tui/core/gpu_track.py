@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from nvfp4_tui.core.events import GpuSample
-from nvfp4_tui.core.readouts import HISTORY_LEN, GpuPoint
+from nvfp4_tui.core.events import HISTORY_LEN, GpuSample
+from nvfp4_tui.core.readouts import GpuPoint
 from nvfp4_tui.core.stats import finite
 
 TELEMETRY_STALE_S = 5.0  # a GPU's or a server's latest sample older than this is stale

@@ -1,6 +1,6 @@
-"""What the reducer shows: the points of its history rings, the rows of an endpoint's recent
-requests, its last error and answer, and the progress of each phase. Frozen values, made by
-``EndpointState`` and ``GpuTrack`` and read by every view.
+"""What the reducer shows: the points of its history rings (``events.HISTORY_LEN`` each), the
+rows of an endpoint's recent requests, its last error and answer, and the progress of each phase.
+Frozen values, made by ``EndpointState`` and ``GpuTrack`` and read by every view.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from typing import Literal
 from nvfp4_tui.core.events import ErrorKind, RequestStatus
 from nvfp4_tui.core.figures.scores import DEFAULT_SCORE
 from nvfp4_tui.core.slo import Load
-
-HISTORY_LEN = 600  # points per ring: 5 min of GPU samples at 2/s, well over a 60 s sparkline
 
 PhaseState = Literal["pending", "running", "finished"]
 

@@ -18,7 +18,6 @@ it recorded.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from nvfp4_tui.core.endpoint_state import (
@@ -37,26 +36,13 @@ from nvfp4_tui.core.events import (
     RunFinished,
     RunStarted,
     RunStatus,
+    SamplesSkipped,
     ServerSample,
     TokenProgress,
 )
 from nvfp4_tui.core.figures.board import Board
 from nvfp4_tui.core.figures.leaderboard import LeaderboardFold
 from nvfp4_tui.core.gpu_track import GpuTrack
-
-
-@dataclass(frozen=True, slots=True)
-class SamplesSkipped:
-    """Telemetry samples a replay jumped over: counted, not folded in (never persisted).
-
-    Only their count outlives the jump: their points would have left the history rings, and
-    the samples that set the latest, first and last values are folded in as usual.
-    """
-
-    t: float
-    count: int
-    gpu: int | None = None  # a GPU's samples, or else
-    endpoint_id: str | None = None  # an endpoint's server samples
 
 
 class FleetState:

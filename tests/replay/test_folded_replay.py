@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from nvfp4_tui.core.events import (
+    HISTORY_LEN,
     Event,
     GpuSample,
     PhaseFinished,
@@ -18,10 +19,10 @@ from nvfp4_tui.core.events import (
     RequestFinished,
     RunFinished,
     RunStarted,
+    SamplesSkipped,
     ServerSample,
 )
-from nvfp4_tui.core.readouts import HISTORY_LEN
-from nvfp4_tui.core.state import FleetState, SamplesSkipped
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sources.replay import ReplayBatch, ReplaySource, timeline_t
 from nvfp4_tui.store.reader import open_snapshot
 from tests.support.digest import digest as durable_digest

@@ -9,6 +9,7 @@ import pytest
 
 from nvfp4_tui.core.endpoint_state import RECENT_REQUESTS_LEN
 from nvfp4_tui.core.events import (
+    HISTORY_LEN,
     GpuSample,
     PhaseStarted,
     RequestFinished,
@@ -17,7 +18,6 @@ from nvfp4_tui.core.events import (
     decode,
     encode,
 )
-from nvfp4_tui.core.readouts import HISTORY_LEN
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.core.stats import percentile
 from tests.support.digest import digest
