@@ -4,6 +4,9 @@ Every event is a frozen dataclass with a wall-clock timestamp ``t`` (Unix second
 it on the run's timeline. Durations inside events come from ``time.perf_counter`` and are never
 mixed with ``t``. ``encode``/``decode`` turn events into JSON lines for the pipe between the runner
 process and the UI, and for the snapshot's ``events`` table.
+
+``SamplesSkipped`` is the one record that is not an ``Event``: a replay makes it when it jumps
+over telemetry samples, the reducer counts it, and nothing pipes or persists it.
 """
 
 from __future__ import annotations
@@ -258,6 +261,24 @@ class RunFinished:
     t: float
     status: RunStatus
     message: str | None = None
+
+
+HISTORY_LEN = 600  # points per ring: 5 min of GPU samples at 2/s, well over a 60 s sparkline
+
+
+@dataclass(frozen=True, slots=True)
+class SamplesSkipped:
+    """Telemetry samples a replay jumped over: counted, not folded in (never persisted).
+
+    Only their count outlives the jump: their points would have left the ``HISTORY_LEN`` rings
+    of the state, and the samples that set the latest, first and last values are folded in as
+    usual.
+    """
+
+    t: float
+    count: int
+    gpu: int | None = None  # a GPU's samples, or else
+    endpoint_id: str | None = None  # an endpoint's server samples
 
 
 Event = (

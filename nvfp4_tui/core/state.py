@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from nvfp4_tui.core.events import (
+    HISTORY_LEN,
     SUSPECT_ERROR_KIND,
     EndpointInfo,
     EndpointStatus,
@@ -36,6 +37,7 @@ from nvfp4_tui.core.events import (
     RunFinished,
     RunStarted,
     RunStatus,
+    SamplesSkipped,
     ServerSample,
     TokenProgress,
 )
@@ -51,7 +53,6 @@ from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, SCORE_NAMES
 from nvfp4_tui.core.slo import Load, LoadTracker
 from nvfp4_tui.core.stats import QuantileSketch, RunningStats, StatsSummary, percentile
 
-HISTORY_LEN = 600  # points per ring: 5 min of GPU samples at 2/s, well over a 60 s sparkline
 RECENT_REQUESTS_LEN = 100
 RECENT_STATS_N = 200  # "recent" TTFT / ITL percentiles look at this many requests
 RECENT_DECODE_N = 20  # decode tok/s shown when nothing streams: mean of the last N requests
@@ -76,20 +77,6 @@ def _finished_t(event: RequestFinished) -> float:
     """When the request ended: RequestFinished.t is when it was sent."""
     e2e_s = _finite(event.e2e_s)
     return event.t + e2e_s if e2e_s is not None else event.t
-
-
-@dataclass(frozen=True, slots=True)
-class SamplesSkipped:
-    """Telemetry samples a replay jumped over: counted, not folded in (never persisted).
-
-    Only their count outlives the jump: their points would have left the history rings, and
-    the samples that set the latest, first and last values are folded in as usual.
-    """
-
-    t: float
-    count: int
-    gpu: int | None = None  # a GPU's samples, or else
-    endpoint_id: str | None = None  # an endpoint's server samples
 
 
 # ---- read-outs -------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ events, so the next batch is a *reset batch*: a ``ReplayBatch`` with ``reset=Tru
 event from the start up to the new position. A consumer drops its state and folds the reset batch
 into a fresh one (``is_reset(batch)`` tells, for any source's batch).
 
-A batch longer than a history ring (``state.HISTORY_LEN``) carries only the telemetry samples the
+A batch longer than a history ring (``events.HISTORY_LEN``) carries only the telemetry samples the
 state still shows after it: per GPU and per endpoint the last ``HISTORY_LEN`` samples, and those
 that set the latest sample and the first and last VRAM; a ``SamplesSkipped`` counts the rest. The
 state folded from it is the one every sample would have built, so a seek to the end of a long run
@@ -38,8 +38,14 @@ from typing import Any
 
 import polars as pl
 
-from nvfp4_tui.core.events import Event, RequestFinished, RunFinished, RunStarted
-from nvfp4_tui.core.state import HISTORY_LEN, SamplesSkipped
+from nvfp4_tui.core.events import (
+    HISTORY_LEN,
+    Event,
+    RequestFinished,
+    RunFinished,
+    RunStarted,
+    SamplesSkipped,
+)
 from nvfp4_tui.store.reader import Snapshot, open_snapshot, sorted_rows
 from nvfp4_tui.store.schema import EVENTS_TABLE, TABLES, frame_to_events
 

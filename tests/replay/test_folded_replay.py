@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from nvfp4_tui.core.events import (
+    HISTORY_LEN,
     Event,
     GpuSample,
     PhaseFinished,
@@ -18,9 +19,10 @@ from nvfp4_tui.core.events import (
     RequestFinished,
     RunFinished,
     RunStarted,
+    SamplesSkipped,
     ServerSample,
 )
-from nvfp4_tui.core.state import HISTORY_LEN, FleetState, SamplesSkipped
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sources.replay import ReplayBatch, ReplaySource, timeline_t
 from nvfp4_tui.store.reader import open_snapshot
 

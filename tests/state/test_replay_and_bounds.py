@@ -8,6 +8,7 @@ import random
 import pytest
 
 from nvfp4_tui.core.events import (
+    HISTORY_LEN,
     GpuSample,
     PhaseStarted,
     RequestFinished,
@@ -16,7 +17,7 @@ from nvfp4_tui.core.events import (
     decode,
     encode,
 )
-from nvfp4_tui.core.state import HISTORY_LEN, RECENT_REQUESTS_LEN, FleetState
+from nvfp4_tui.core.state import RECENT_REQUESTS_LEN, FleetState
 from nvfp4_tui.core.stats import percentile
 
 from .builders import T0, failed, request, simulated_run, three_endpoint_run
