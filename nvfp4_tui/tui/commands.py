@@ -23,7 +23,8 @@ class FleetCommands(Provider):
             ("Fleet grid", "One pane per endpoint (g)", partial(run, "grid")),
             ("Leaderboard", "Quality, speed, scaling and routes (l)", partial(run, "leaderboard")),
         ]
-        if app.source.kind == "live":
+        capabilities = app.source.capabilities
+        if capabilities.pause_sending:
             commands.append(
                 (
                     "Resume run" if app.paused else "Pause run",
@@ -73,7 +74,7 @@ class FleetCommands(Provider):
             (
                 "Quit",
                 "Stop the run if one is going, then quit (q)"
-                if app.source.kind == "live"
+                if capabilities.stops_run
                 else "Quit; the recorded run is left as it is (q)",
                 partial(run, "request_quit"),
             ),

@@ -300,16 +300,13 @@ async def test_model_output_is_shown_as_plain_text() -> None:
         assert "[red]p[/red]" in str(app.screen.query_one("#answer-meta", Static).render())
 
 
-class _BrokenSource:
-    kind = "live"
+class _BrokenSource(FixedSource):
+    def __init__(self) -> None:
+        super().__init__([])
 
     async def batches(self) -> AsyncIterator[list[Event]]:
         yield []
         raise ConnectionResetError("worker went away")
-
-    async def command(self, name: str) -> None: ...
-
-    async def close(self) -> None: ...
 
 
 async def test_a_failing_source_is_reported_not_fatal() -> None:

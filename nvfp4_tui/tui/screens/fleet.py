@@ -147,9 +147,9 @@ class FleetScreen(StateScreen):
     # ---- navigation
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # In a replay, left and right seek (the app's bindings); tab and up/down still move.
+        # With playback, left and right seek (the app's bindings); tab and up/down still move.
         if action == "move" and parameters and parameters[0] != 0:
-            return self.fleet_app.source.kind != "replay"
+            return not self.fleet_app.source.capabilities.playback
         return True
 
     def on_gpu_pane_ready(self) -> None:
