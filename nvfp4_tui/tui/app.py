@@ -247,7 +247,7 @@ class FleetApp(App[int]):
         if not self.is_running:  # shutting down: screens are losing their widgets
             return
         screen = self.screen
-        if isinstance(screen, StateScreen) and screen.ready:
+        if isinstance(screen, StateScreen) and screen.is_mounted:
             screen.show_state(self.state, now)
 
     def redraw(self) -> None:
