@@ -338,15 +338,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from nvfp4_tui.store.reader import open_snapshot
 
         snapshot = open_snapshot(args.snapshot)
-        for warning in snapshot.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
         if args.headless:
+            for warning in snapshot.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
             print(render_snapshot(snapshot, "text"))
             print(
                 f"{snapshot.event_count} events; run {snapshot.status_label}; "
                 f"snapshot: {snapshot.path}"
             )
             return 0
+        # The monitor prints the snapshot's warnings when it exits, where they stay in view.
         source = ReplaySource(snapshot, speed=args.speed)
         return _run_source_ui(source, f"replay {snapshot.run_id}")
 
@@ -400,8 +401,8 @@ def cmd_follow(args: argparse.Namespace) -> int:
         asyncio.run(_follow_headless(source, args.json))
         if not args.json:
             print(render(path, detail=False))
-        print(f"run {source.status}; snapshot: {path}", file=human)
-        return exit_codes.OK if source.status == "complete" else exit_codes.FAILED
+        print(f"run {source.run_status}; snapshot: {path}", file=human)
+        return exit_codes.OK if source.run_status == "complete" else exit_codes.FAILED
 
     return _snapshot_errors_are_usage(follow)
 

@@ -16,6 +16,7 @@ import asyncio
 from pathlib import Path
 
 from nvfp4_tui.core.events import Event, RequestFinished, RunFinished, RunStarted
+from nvfp4_tui.sources.base import Playback, SourceStatus
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui.app import FleetApp
 from tests.support.fixed_source import FixedSource
@@ -38,12 +39,19 @@ class PausedReplay(FixedSource):
     def __init__(self, events: list[Event], start_t: float, at_t: float, end_t: float) -> None:
         super().__init__(events, kind="replay", linger=True)
         self.at_t = at_t
-        self.position_s = at_t - start_t
-        self.duration_s = end_t - start_t
-        self.speed_label = "x1"
-        self.paused = True
-        self.at_end = at_t >= end_t
-        self.run_status = "complete"
+        self.playback = Playback(
+            position_s=at_t - start_t,
+            duration_s=end_t - start_t,
+            speed_label="x1",
+            paused=True,
+            at_end=at_t >= end_t,
+        )
+
+    def clock(self) -> float:
+        return self.at_t
+
+    def status(self) -> SourceStatus:
+        return SourceStatus(playback=self.playback)
 
 
 def _arrived_t(event: Event) -> float:
@@ -75,7 +83,7 @@ async def shoot(
     out: Path,
 ) -> Path:
     source = replay_until(events, share)
-    app = FleetApp(source, clock=lambda: source.at_t)
+    app = FleetApp(source)
     async with app.run_test(size=size) as pilot:
         await settle(pilot, source)
         for key in keys:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from nvfp4_tui.bench.worker import WorkerSpec
@@ -30,20 +28,7 @@ def run_with_ui(plan: LaunchPlan, out_root: Path) -> int:
     """Run ``plan`` in a worker process under the live UI; the exit code of ``run --headless``
     (``nvfp4_tui.core.exit_codes``) except that a run the user stopped from the UI exits 0."""
     source = LiveSource(WorkerSpec.of(plan, out_root))
-    app = FleetApp(source)
-
-    async def main() -> None:
-        try:
-            await app.run_async()
-        finally:
-            # However the app ended, the run ends with it and its snapshot is finished.
-            await source.close()
-
-    asyncio.run(main())
-    for message in source.messages:
-        print(message, file=sys.stderr)
-    if app.source_error:
-        print(f"error: {app.source_error}", file=sys.stderr)
+    app = _show(source)
     worker_rc = source.process.returncode if source.process else None
     if source.snapshot_path is not None:
         print(f"snapshot: {source.snapshot_path}")
@@ -55,33 +40,39 @@ def run_with_ui(plan: LaunchPlan, out_root: Path) -> int:
     return exit_codes.FAILED if app.source_error else exit_codes.OK
 
 
-def _source_clock(source: EventSource) -> Callable[[], float]:
-    """A replay's "now" is its position on the recorded timeline; anything else runs on Unix time."""
-    clock = getattr(source, "clock", None)
-    return clock if source.kind == "replay" and callable(clock) else time.time
-
-
-def run_source_ui(source: EventSource, title: str) -> int:
-    """Show a followed run or a replay until the user quits; 0, or 1 when the source failed or
-    the followed run was aborted (as ``follow --headless`` does). Never stops a followed run."""
-    app = FleetApp(source, clock=_source_clock(source), title=title)
+def _show(source: EventSource, title: str | None = None) -> FleetApp:
+    """Run the monitor on ``source`` until the user quits, then print what it leaves to say: the
+    run's notes, what could not be read, and why the source failed."""
+    app = FleetApp(source, title=title)
 
     async def main() -> None:
         try:
             await app.run_async()
         finally:
+            # However the app ended, the source ends with it: a run it drives stops and its
+            # snapshot is finished.
             await source.close()
 
     asyncio.run(main())
-    for warning in getattr(source, "warnings", ()):
+    for message in source.messages:
+        print(message, file=sys.stderr)
+    for warning in source.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if app.source_error:
         print(f"error: {app.source_error}", file=sys.stderr)
+    return app
+
+
+def run_source_ui(source: EventSource, title: str) -> int:
+    """Show a followed run or a replay until the user quits; 0, or 1 when the source failed or
+    a run the source ends with was aborted (as ``follow --headless`` does). Never stops a
+    followed run."""
+    app = _show(source, title)
+    if app.source_error:
         return 1
-    path = getattr(source, "snapshot_path", None) or getattr(source, "path", None)
-    if path is not None:
-        print(f"snapshot: {path}")
-    if source.kind == "follow" and app.end_status == "aborted":
+    if source.snapshot_path is not None:
+        print(f"snapshot: {source.snapshot_path}")
+    if source.capabilities.ends_with_run and app.end_status == "aborted":
         print("the followed run was aborted", file=sys.stderr)
         return 1
     return 0

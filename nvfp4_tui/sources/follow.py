@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from nvfp4_tui.core.events import Event
+from nvfp4_tui.sources.base import Capabilities, SourceStatus, Watch
 from nvfp4_tui.store.manifest import MANIFEST_NAME, SnapshotError, read_manifest
 from nvfp4_tui.store.reader import SnapshotTail
 
@@ -27,7 +28,8 @@ DEFAULT_POLL_INTERVAL_S = 0.5
 class FollowSource:
     """Yields the events another process writes to the snapshot at ``path``."""
 
-    kind = "follow"
+    capabilities = Capabilities(ends_with_run=True)
+    messages: Sequence[str] = ()  # the run's notes go to its own terminal or log, not the snapshot
 
     def __init__(
         self,
@@ -48,7 +50,11 @@ class FollowSource:
         self.events_delivered = 0
 
     @property
-    def status(self) -> str | None:
+    def snapshot_path(self) -> Path:
+        return self.path
+
+    @property
+    def run_status(self) -> str | None:
         """The manifest's status at the last poll (None before the first)."""
         manifest = self._tail.manifest
         return None if manifest is None else str(manifest["status"])
@@ -71,6 +77,12 @@ class FollowSource:
     def quiet_s(self) -> float:
         """Seconds since a poll last brought new events (or since the source was made)."""
         return self._clock() - self._last_new
+
+    def clock(self) -> float:
+        return time.time()
+
+    def status(self) -> SourceStatus:
+        return SourceStatus(watch=Watch(self.run_status, self.finished, self.quiet_s))
 
     async def batches(self) -> AsyncIterator[list[Event]]:
         while not self._closed:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.core.events import Event, decode
+from nvfp4_tui.sources.base import Capabilities, SourceStatus
 
 STOP_WAIT_S = 20.0
 
@@ -18,7 +20,8 @@ STOP_WAIT_S = 20.0
 class LiveSource:
     """Starts ``python -m nvfp4_tui.bench.worker`` and yields the events it streams."""
 
-    kind = "live"
+    capabilities = Capabilities(pause_sending=True, stops_run=True, ends_with_run=True)
+    warnings: Sequence[str] = ()  # the worker writes the snapshot; it reads none
 
     def __init__(self, spec: WorkerSpec, log_path: Path | None = None) -> None:
         # The worker lives in its own session: when this process dies (an SSH drop), the
@@ -53,6 +56,12 @@ class LiveSource:
             elif text:
                 self.messages.append(text)
 
+    def clock(self) -> float:
+        return time.time()
+
+    def status(self) -> SourceStatus:
+        return SourceStatus()
+
     async def batches(self) -> AsyncIterator[list[Event]]:
         if self.process is None:
             await self.start()
@@ -65,6 +74,7 @@ class LiveSource:
                 yield [decode(line) for line in lines if line]
 
     async def command(self, name: str) -> None:
+        """``pause``, ``resume`` or ``stop``, passed to the worker."""
         if self.process and self.process.stdin and self.process.returncode is None:
             try:
                 self.process.stdin.write(name.encode() + b"\n")

@@ -10,9 +10,8 @@ positions into them, and a batch's rows become events only when it is due. So st
 of a million requests and ten million GPU samples builds none of them.
 
 Seeking forward delivers the skipped events in one batch. Seeking backwards cannot un-apply
-events, so the next batch is a *reset batch*: a ``ReplayBatch`` with ``reset=True`` holding every
-event from the start up to the new position. A consumer drops its state and folds the reset batch
-into a fresh one (``is_reset(batch)`` tells, for any source's batch).
+events, so the next batch is a ``ResetBatch`` holding every event from the start up to the new
+position: a consumer drops its state and folds that batch into a fresh one.
 
 A batch longer than a history ring (``events.HISTORY_LEN``) carries only the telemetry samples the
 state still shows after it: per GPU and per endpoint the last ``HISTORY_LEN`` samples, and those
@@ -32,7 +31,7 @@ import bisect
 import contextlib
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +45,7 @@ from nvfp4_tui.core.events import (
     RunStarted,
     SamplesSkipped,
 )
+from nvfp4_tui.sources.base import Capabilities, Folded, Playback, ResetBatch, SourceStatus
 from nvfp4_tui.store.reader import Snapshot, open_snapshot, sorted_rows
 from nvfp4_tui.store.schema import EVENTS_TABLE, TABLES, frame_to_events
 
@@ -62,22 +62,9 @@ WRITER_GONE_MESSAGE = "writer gone: the run's process ended without finishing it
 _RUN, _GPU, _SERVER = (TABLES.index(table) for table in (EVENTS_TABLE, "gpu", "server"))
 _OWN = len(TABLES)
 
-Folded = Event | SamplesSkipped  # what a replay batch holds
 
-
-class ReplayBatch(list[Folded]):
-    """One batch of a replay; ``reset=True``: drop the state, fold this batch into a fresh one."""
-
-    __slots__ = ("reset",)
-
-    def __init__(self, events: Iterable[Folded] = (), *, reset: bool = False) -> None:
-        super().__init__(events)
-        self.reset = reset
-
-
-def is_reset(batch: Sequence[object]) -> bool:
-    """True when ``batch`` (from any source) replaces everything delivered before it."""
-    return bool(getattr(batch, "reset", False))
+def _batch(events: list[Folded], reset: bool) -> list[Folded]:
+    return ResetBatch(events) if reset else events
 
 
 def timeline_t(event: Event) -> float:
@@ -300,11 +287,13 @@ class ReplaySource:
     position), ``home``, ``end``. Unknown commands are ignored, as the EventSource protocol says.
 
     With ``hold_at_end`` (the UI's choice) ``batches`` keeps waiting for commands once everything
-    is delivered, so the user can still seek back; without it the iteration ends there.
+    is delivered, so the user can still seek back; without it the iteration ends there: with
+    the recording, never because the recorded run ended.
     ``clock`` is the monotonic clock playback is timed by; tests inject their own.
     """
 
-    kind = "replay"
+    capabilities = Capabilities(playback=True)
+    messages: Sequence[str] = ()  # the recorded run's notes were printed when it ran
 
     def __init__(
         self,
@@ -338,6 +327,11 @@ class ReplaySource:
     @property
     def snapshot_path(self) -> Path:
         return self.snapshot.path
+
+    @property
+    def warnings(self) -> list[str]:
+        """Parts of the snapshot that could not be read and were skipped, one line each."""
+        return list(self.snapshot.warnings)
 
     @property
     def run_status(self) -> str:
@@ -390,6 +384,12 @@ class ReplaySource:
     def at_end(self) -> bool:
         """Every event delivered and the position at the last one."""
         return self._cursor >= len(self._timeline) and not self._reset_pending
+
+    def status(self) -> SourceStatus:
+        playback = Playback(
+            self.position_s, self.duration_s, self.speed_label, self._paused, self.at_end
+        )
+        return SourceStatus(playback=playback)
 
     # ---- control
 
@@ -471,13 +471,13 @@ class ReplaySource:
             self._started = True
             self._anchor_mono = self._clock()
 
-    def take_due(self) -> ReplayBatch | None:
-        """The batch due now: a pending reset batch, else the events up to the position."""
+    def take_due(self) -> list[Folded] | None:
+        """The batch due now: a pending ``ResetBatch``, else the events up to the position."""
         due = self._due()
         if due is None:
             return None
         start, stop, reset = due
-        return ReplayBatch(self._timeline.events(start, stop), reset=reset)
+        return _batch(self._timeline.events(start, stop), reset)
 
     def _due(self) -> tuple[int, int, bool] | None:
         """The timeline positions of the batch due now, and whether it is a reset batch; the
@@ -504,7 +504,7 @@ class ReplaySource:
         assert self._speed is not None
         return max(TICK_S, (self._timeline.key(self._cursor) - self.position_t) / self._speed)
 
-    async def batches(self) -> AsyncIterator[ReplayBatch]:
+    async def batches(self) -> AsyncIterator[list[Folded]]:
         self.start()
         while not self._closed:
             due = self._due()
@@ -514,7 +514,7 @@ class ReplaySource:
                     events = await asyncio.to_thread(self._timeline.events, start, stop)
                 else:
                     events = self._timeline.events(start, stop)
-                yield ReplayBatch(events, reset=reset)
+                yield _batch(events, reset)
                 # A consumer that never awaits would otherwise starve its own loop at max speed.
                 await asyncio.sleep(0)
                 continue

@@ -5,17 +5,18 @@ draw. A timer at ``REFRESH_HZ`` asks the current screen to draw when the state c
 clock moved; screens compare what they would show with what they show and repaint only the
 difference, so the redraw rate is bounded whatever the token rate.
 
-The same app shows a live run, a followed one and a replay. A replay's backwards seek arrives as
-a reset batch: the app folds it into a fresh FleetState and bumps ``generation``, which screens
-put in their change keys, so nothing drawn from the old state survives.
+The same app shows a live run, a followed one and a replay: it offers what the source's
+``capabilities`` name and shows what its ``status()`` tells, never asking which source it is. A
+replay's backwards seek arrives as a ``ResetBatch``: the app folds it into a fresh FleetState and
+bumps ``generation``, which screens put in their change keys, so nothing drawn from the old state
+survives.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -24,12 +25,10 @@ from textual.app import App
 from textual.binding import BindingType
 from textual.screen import Screen
 
-from nvfp4_tui.core.events import Event
 from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, HEURISTIC, JUDGE, SCORE_LABELS, VERIFIED
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.core.state import FleetState
-from nvfp4_tui.sources.base import EventSource
-from nvfp4_tui.sources.replay import is_reset
+from nvfp4_tui.sources.base import EventSource, Folded, ResetBatch
 from nvfp4_tui.tui.bindings import GENERAL_BINDINGS, REPLAY_BINDINGS
 from nvfp4_tui.tui.commands import FleetCommands
 from nvfp4_tui.tui.readouts import next_score, shown_score
@@ -57,7 +56,7 @@ INLINE_REBUILD_EVENTS = 5_000
 
 
 class FleetApp(App[int]):
-    """The live monitor. ``clock`` gives "now" (Unix seconds); inject a fixed one for tests."""
+    """The monitor. ``clock`` gives "now" (Unix seconds), the source's unless a test fixes one."""
 
     CSS_PATH = "app.tcss"
     TITLE = "nvfp4-tui"
@@ -73,13 +72,13 @@ class FleetApp(App[int]):
         self,
         source: EventSource,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         state: FleetState | None = None,
         title: str | None = None,
     ) -> None:
         super().__init__()
         self.source = source
-        self.clock = clock
+        self.clock = clock or source.clock
         self.state = state if state is not None else FleetState()
         self.generation = 0  # bumped whenever ``state`` is replaced by a fresh one
         self.wanted_score = (
@@ -106,7 +105,7 @@ class FleetApp(App[int]):
         """Fold the source's batches into the state; drawing is the timer's job."""
         try:
             async for batch in self.source.batches():
-                if is_reset(batch):
+                if isinstance(batch, ResetBatch):
                     await self._rebuild(batch)
                 elif len(batch) > INLINE_REBUILD_EVENTS:
                     await self._advance(batch)
@@ -125,7 +124,7 @@ class FleetApp(App[int]):
             self.source_ended = True
         self._announce_end()
 
-    async def _rebuild(self, events: list[Event]) -> None:
+    async def _rebuild(self, events: Sequence[Folded]) -> None:
         """Replace the state by one folded from ``events`` (a replay's seek backwards)."""
         fresh = FleetState()
         if len(events) > INLINE_REBUILD_EVENTS:
@@ -134,7 +133,7 @@ class FleetApp(App[int]):
             fresh.apply_all(events)
         self._swap(fresh)
 
-    async def _advance(self, events: list[Event]) -> None:
+    async def _advance(self, events: Sequence[Folded]) -> None:
         """Fold a large forward batch (a replay's jump ahead, a follower's first read) into a
         copy of the state on a thread: the views keep reading the old one meanwhile."""
         ahead = copy.deepcopy(self.state)
@@ -147,12 +146,14 @@ class FleetApp(App[int]):
         self.redraw()
 
     def _announce_end(self) -> None:
-        """Say once when a followed run completes or aborts, or a live one aborts, and why (a
-        full disk, a lost terminal): nobody watches the header always."""
-        if self._end_announced or self.source.kind not in ("follow", "live"):
+        """Say once when the run the source ends with completes or aborts, and why (a full disk,
+        a lost terminal): nobody watches the header always. A run this monitor drives (quitting
+        stops it) completes in front of its user: only its abort is said."""
+        capabilities = self.source.capabilities
+        if self._end_announced or not capabilities.ends_with_run:
             return
         status = self.end_status
-        if self.source.kind == "live" and status != "aborted":
+        if capabilities.stops_run and status != "aborted":
             return
         if status == "complete":
             self.notify("The run completed; its snapshot is final. q quits.", timeout=10)
@@ -174,10 +175,10 @@ class FleetApp(App[int]):
         return None
 
     def replay_readout(self) -> ReplayReadout | None:
-        return replay_readout(self.source)
+        return replay_readout(self.source.status())
 
     def follow_readout(self) -> FollowReadout | None:
-        return follow_readout(self.source)
+        return follow_readout(self.source.status())
 
     @property
     def score_name(self) -> str:
@@ -186,8 +187,8 @@ class FleetApp(App[int]):
 
     def _show_source_messages(self) -> None:
         """The run's own notes (a TLS check turned off, a snapshot write that failed), at once."""
-        messages = getattr(self.source, "messages", None)
-        if not messages or len(messages) <= self._messages_shown:
+        messages = self.source.messages
+        if len(messages) <= self._messages_shown:
             return
         fresh = messages[self._messages_shown :]
         self._messages_shown = len(messages)
@@ -224,7 +225,7 @@ class FleetApp(App[int]):
         if not self.is_running:  # shutting down: screens are losing their widgets
             return
         screen = self.screen
-        if isinstance(screen, StateScreen) and screen.ready:
+        if isinstance(screen, StateScreen) and screen.is_mounted:
             screen.show_state(self.state, now)
 
     def redraw(self) -> None:
@@ -234,18 +235,20 @@ class FleetApp(App[int]):
 
     @property
     def run_active(self) -> bool:
-        """A live run still going: quitting would cancel it."""
+        """A run going that quitting would stop."""
         return (
-            self.source.kind == "live" and self.state.status == "running" and not self.source_ended
+            self.source.capabilities.stops_run
+            and self.state.status == "running"
+            and not self.source_ended
         )
 
     # ---- actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "replay":
-            return self.source.kind == "replay"
+            return self.source.capabilities.playback
         if action == "toggle_pause":
-            return self.source.kind == "live"
+            return self.source.capabilities.pause_sending
         return True
 
     def open_detail(self, endpoint_id: str) -> None:
@@ -268,7 +271,7 @@ class FleetApp(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            replay = "Replay" if self.source.kind == "replay" else "Replay (replays only)"
+            replay = "Replay" if self.source.capabilities.playback else "Replay (replays only)"
             sections = (
                 ("Everywhere", GENERAL_BINDINGS),
                 (replay, REPLAY_BINDINGS),
@@ -281,7 +284,7 @@ class FleetApp(App[int]):
             self.push_screen(HelpScreen(sections))
 
     async def action_toggle_pause(self) -> None:
-        if self.source.kind != "live" or not self.run_active:
+        if not (self.source.capabilities.pause_sending and self.run_active):
             self.notify("Nothing to pause: no live run is going.", severity="warning")
             return
         self.paused = not self.paused

@@ -13,7 +13,7 @@ GENERAL_BINDINGS: list[Binding] = [
     Binding("v", "toggle_scores", "Quality score", id="scores"),
     Binding("question_mark", "help", "Keys", key_display="?", id="help"),
 ]
-# Bound only while the source is a replay (``FleetApp.check_action``).
+# Bound only while the source offers playback (``FleetApp.check_action``).
 REPLAY_BINDINGS: list[Binding] = [
     Binding("space", "replay('toggle')", "Play/pause", id="replay-pause"),
     Binding("plus,equals_sign", "replay('faster')", "Faster", key_display="+", id="replay-faster"),

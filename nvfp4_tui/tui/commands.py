@@ -33,7 +33,8 @@ class FleetCommands(Provider):
             bound("Fleet grid", "One pane per endpoint", "grid"),
             bound("Leaderboard", "Quality, speed, scaling and routes", "leaderboard"),
         ]
-        if app.source.kind == "live":
+        capabilities = app.source.capabilities
+        if capabilities.pause_sending:
             commands.append(
                 bound(
                     "Resume run" if app.paused else "Pause run",
@@ -67,7 +68,7 @@ class FleetCommands(Provider):
             bound(
                 "Quit",
                 "Stop the run if one is going, then quit"
-                if app.source.kind == "live"
+                if capabilities.stops_run
                 else "Quit; the recorded run is left as it is",
                 "quit",
             ),

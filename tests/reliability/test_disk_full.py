@@ -35,20 +35,19 @@ from nvfp4_tui.store.writer import list_parts
 from nvfp4_tui.tui.app import FleetApp
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.runs import write_run_profile
+from tests.support.fixed_source import FixedSource
 
 PLANNED = 200  # per endpoint: far more than runs before the disk fills
 PARTS_BEFORE_FULL = 3
 RUN_END_TIMEOUT_S = 30.0
 
 
-class QueueSource:
+class QueueSource(FixedSource):
     """A live source fed by a Session in the same process: events and worker messages."""
 
-    kind = "live"
-
     def __init__(self) -> None:
+        super().__init__([])
         self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        self.messages: list[str] = []
 
     def __call__(self, event: Event) -> None:
         self.queue.put_nowait(event)
@@ -56,9 +55,6 @@ class QueueSource:
     async def batches(self) -> AsyncIterator[list[Event]]:
         while (event := await self.queue.get()) is not None:
             yield [event]
-
-    async def command(self, name: str) -> None:
-        """Nothing to control in this test."""
 
     async def close(self) -> None:
         self.queue.put_nowait(None)

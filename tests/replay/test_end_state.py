@@ -12,7 +12,8 @@ from nvfp4_tui.config.profile import load_profile, with_urls
 from nvfp4_tui.config.suites import load_suites
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sim.fleet import SimFleet
-from nvfp4_tui.sources.replay import ReplaySource, is_reset
+from nvfp4_tui.sources.base import ResetBatch
+from nvfp4_tui.sources.replay import ReplaySource
 from nvfp4_tui.telemetry.simulated import SimGpuSource
 from tests.support.digest import digest
 
@@ -50,7 +51,7 @@ async def test_replay_to_the_end_equals_the_live_state(tmp_path: Path) -> None:
     source = ReplaySource(result.snapshot, speed=None, hold_at_end=False)
     async with asyncio.timeout(30):
         async for batch in source.batches():
-            if is_reset(batch):
+            if isinstance(batch, ResetBatch):
                 replayed = FleetState()
             replayed.apply_all(batch)
     assert digest(replayed) == digest(live)

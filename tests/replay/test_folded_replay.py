@@ -23,7 +23,8 @@ from nvfp4_tui.core.events import (
     ServerSample,
 )
 from nvfp4_tui.core.state import FleetState
-from nvfp4_tui.sources.replay import ReplayBatch, ReplaySource, timeline_t
+from nvfp4_tui.sources.base import Folded, ResetBatch
+from nvfp4_tui.sources.replay import ReplaySource, timeline_t
 from nvfp4_tui.store.reader import open_snapshot
 from tests.support.digest import digest as durable_digest
 
@@ -147,14 +148,14 @@ class Player:
         self.source = ReplaySource(path, speed=speed, clock=lambda: 0.0)
         self.source.start()
         self.state = FleetState()
-        self.batches: list[ReplayBatch] = []
+        self.batches: list[list[Folded]] = []
 
     def play(self, *commands: str) -> FleetState:
         for command in commands:
             self.source.control(command)
         while (batch := self.source.take_due()) is not None:
             self.batches.append(batch)
-            if batch.reset:
+            if isinstance(batch, ResetBatch):
                 self.state = FleetState()
             self.state.apply_all(batch)
         return self.state
@@ -191,7 +192,7 @@ def test_seeking_back_rebuilds_the_state_of_that_moment(recorded: Path, target_s
     player = Player(recorded)
     player.play("pause", "end")
     state = player.play(f"seek:{target_s}")
-    assert player.batches[-1].reset
+    assert isinstance(player.batches[-1], ResetBatch)
     position_t = player.source.position_t
     assert digest(state) == digest(every_event_until(recorded, position_t))
     # And on from there: forward seeks land where straight playback would.
@@ -205,7 +206,7 @@ def test_home_then_end_on_the_shipped_sample(tmp_path: Path) -> None:
     player = Player(SAMPLE_DEMO)
     player.play("pause", "end")
     state = player.play("home")
-    assert player.batches[-1].reset
+    assert isinstance(player.batches[-1], ResetBatch)
     assert digest(state) == digest(every_event_until(SAMPLE_DEMO, player.source.start_t))
     state = player.play("end")
     assert digest(state) == digest(every_event_until(SAMPLE_DEMO))

@@ -49,7 +49,7 @@ async def test_two_followers_see_every_event_and_the_end(tmp_path: Path, status:
         )
     for follower, seen in zip(followers, results[1:], strict=True):
         assert canonical(seen) == canonical(events)
-        assert follower.finished and follower.status == status
+        assert follower.finished and follower.run_status == status
         assert follower.events_delivered == len(events)
     # Following never writes: the snapshot is what the writer left.
     assert canonical(open_snapshot(writer.path).events()) == canonical(events)
@@ -69,7 +69,7 @@ async def test_a_follower_waits_while_the_writer_is_quiet_until_closed(tmp_path:
     batches = source.batches()
     async with asyncio.timeout(10):
         first = await anext(batches)
-        assert first and source.status == "running"
+        assert first and source.run_status == "running"
         waiting = asyncio.create_task(anext(batches))
         await asyncio.sleep(0.1)
         assert not waiting.done()

@@ -19,7 +19,8 @@ import pytest
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.output.compare import compare_snapshots
 from nvfp4_tui.output.report import render_snapshot
-from nvfp4_tui.sources.replay import ReplaySource, is_reset
+from nvfp4_tui.sources.base import ResetBatch
+from nvfp4_tui.sources.replay import ReplaySource
 from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot
 
@@ -44,7 +45,7 @@ async def _replayed(snapshot: Path) -> FleetState:
     source = ReplaySource(open_snapshot(snapshot), speed=None, hold_at_end=False)
     async with asyncio.timeout(60):
         async for batch in source.batches():
-            if is_reset(batch):
+            if isinstance(batch, ResetBatch):
                 state = FleetState()
             state.apply_all(batch)
     return state

@@ -10,14 +10,8 @@ import pytest
 
 from nvfp4_tui.core.events import GpuSample, RequestFinished, RunStarted
 from nvfp4_tui.core.state import FleetState
-from nvfp4_tui.sources.replay import (
-    SPEED_STEPS,
-    ReplayBatch,
-    ReplaySource,
-    is_reset,
-    parse_speed,
-    timeline_t,
-)
+from nvfp4_tui.sources.base import Folded, ResetBatch
+from nvfp4_tui.sources.replay import SPEED_STEPS, ReplaySource, parse_speed, timeline_t
 from tests.support.digest import digest
 
 from .builders import T0, timeline_run, write_events
@@ -46,7 +40,7 @@ def started(snapshot, speed: float | None = 1.0) -> tuple[ReplaySource, FakeCloc
     return source, clock
 
 
-def drain(source: ReplaySource) -> list[ReplayBatch]:
+def drain(source: ReplaySource) -> list[list[Folded]]:
     batches = []
     while (batch := source.take_due()) is not None:
         batches.append(batch)
@@ -63,7 +57,7 @@ def test_requests_sit_on_the_timeline_when_they_ended(snapshot) -> None:
     source, _ = started(snapshot)
     assert source.duration_s == 60.0
     first = source.take_due()
-    assert first is not None and not first.reset
+    assert first is not None and not isinstance(first, ResetBatch)
     assert isinstance(first[0], RunStarted)
     events = [*first, *drain(source)]
     everything = whole_timeline(snapshot)
@@ -139,7 +133,7 @@ def test_seek_forward_delivers_the_skipped_events_in_one_batch(snapshot) -> None
     drain(source)
     source.control("seek:+10")
     batch = source.take_due()
-    assert batch is not None and not batch.reset
+    assert batch is not None and not isinstance(batch, ResetBatch)
     assert source.position_s == pytest.approx(10.0)
     assert max(timeline_t(e) for e in batch) == T0 + 10
     assert source.take_due() is None
@@ -152,10 +146,9 @@ def test_seek_back_yields_a_reset_batch_that_rebuilds_the_state(snapshot) -> Non
     source.control("seek:-10")
     assert source.position_s == pytest.approx(20.0)
     batch = source.take_due()
-    assert batch is not None and batch.reset and is_reset(batch)
+    assert isinstance(batch, ResetBatch)
     keys = [timeline_t(e) for e in whole_timeline(snapshot)]
     assert [timeline_t(e) for e in batch] == [t for t in keys if t <= T0 + 20]
-    assert not is_reset([])  # batches of other sources never reset
     # A state rebuilt from the reset batch equals one that played straight to 20 s.
     rebuilt = FleetState()
     rebuilt.apply_all(batch)
@@ -177,7 +170,7 @@ def test_seek_clamps_and_home_end_jump(snapshot) -> None:
     source.control("home")
     assert source.position_s == 0.0
     batch = source.take_due()
-    assert batch is not None and batch.reset
+    assert isinstance(batch, ResetBatch)
     assert [type(e).__name__ for e in batch] == ["RunStarted", "PhaseStarted"]
     source.control("seek:-5")
     assert source.position_s == 0.0
@@ -185,7 +178,7 @@ def test_seek_clamps_and_home_end_jump(snapshot) -> None:
     assert source.position_s == pytest.approx(30.0)
     source.control("end")
     batch = source.take_due()
-    assert batch is not None and not batch.reset
+    assert batch is not None and not isinstance(batch, ResetBatch)
     assert source.at_end and source.position_s == pytest.approx(60.0)
     with pytest.raises(ValueError, match="seek"):
         source.control("seek:soon")
@@ -216,7 +209,7 @@ async def test_max_speed_plays_everything_then_ends_without_hold(snapshot) -> No
     state = FleetState()
     async with asyncio.timeout(10):
         async for batch in source.batches():
-            assert not batch.reset
+            assert not isinstance(batch, ResetBatch)
             state.apply_all(batch)
     assert source.at_end
     assert state.status == "complete"
@@ -225,7 +218,7 @@ async def test_max_speed_plays_everything_then_ends_without_hold(snapshot) -> No
 
 async def test_held_replay_seeks_back_after_the_end(snapshot) -> None:
     source = ReplaySource(snapshot, speed=None, hold_at_end=True)
-    seen: list[ReplayBatch] = []
+    seen: list[list[Folded]] = []
 
     async def consume() -> None:
         async for batch in source.batches():
@@ -237,12 +230,12 @@ async def test_held_replay_seeks_back_after_the_end(snapshot) -> None:
             await asyncio.sleep(0.01)
         await source.command("pause")
         await source.command("seek:-30")
-        while not seen[-1].reset:
+        while not isinstance(seen[-1], ResetBatch):
             await asyncio.sleep(0.01)
         await source.close()
         await task
     assert source.position_s == pytest.approx(30.0)
-    assert seen[-1].reset and len(seen[-1]) == source.events_delivered
+    assert isinstance(seen[-1], ResetBatch) and len(seen[-1]) == source.events_delivered
 
 
 async def test_finite_speed_paces_batches(snapshot) -> None:

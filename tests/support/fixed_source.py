@@ -3,17 +3,32 @@
 It yields the whole list as one batch, or paces it by the events' own timestamps at ``speed``
 times real time, and records the commands it receives so tests can assert on them. With
 ``linger`` it stays open after the last event, as a live run does between events, until closed.
+It offers what the source of its ``kind`` offers (``capabilities``); a test that needs more of
+the contract (messages, a replay's status) sets or overrides it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Literal
 
 from nvfp4_tui.core.events import Event
+from nvfp4_tui.sources.base import Capabilities, SourceStatus
+from nvfp4_tui.sources.follow import FollowSource
+from nvfp4_tui.sources.live import LiveSource
+from nvfp4_tui.sources.replay import ReplaySource
 
 BATCH_WINDOW_S = 0.1  # paced events this close together (in run time) travel in one batch
+Kind = Literal["live", "follow", "replay"]
+CAPABILITIES: dict[Kind, Capabilities] = {
+    "live": LiveSource.capabilities,
+    "follow": FollowSource.capabilities,
+    "replay": ReplaySource.capabilities,
+}
 
 
 class FixedSource:
@@ -24,22 +39,31 @@ class FixedSource:
         events: Sequence[Event],
         *,
         speed: float | None = None,
-        kind: str = "live",
+        kind: Kind = "live",
         linger: bool = False,
     ) -> None:
         if speed is not None and speed <= 0:
             raise ValueError(f"speed must be > 0, got {speed}")
         self.events = list(events)
         self.speed = speed
-        self.kind = kind
+        self.capabilities = CAPABILITIES[kind]
         self.linger = linger
         self.commands: list[str] = []
+        self.messages: list[str] = []
+        self.warnings: list[str] = []
+        self.snapshot_path: Path | None = None
         self.drained = asyncio.Event()  # set once every event has been yielded
         self._closed = asyncio.Event()
 
     @property
     def closed(self) -> bool:
         return self._closed.is_set()
+
+    def clock(self) -> float:
+        return time.time()
+
+    def status(self) -> SourceStatus:
+        return SourceStatus()
 
     async def batches(self) -> AsyncIterator[list[Event]]:
         async for batch in self._paced() if self.speed is not None else self._at_once():

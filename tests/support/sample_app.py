@@ -10,13 +10,13 @@ from __future__ import annotations
 from textual.pilot import Pilot
 
 from nvfp4_tui.tui.app import FleetApp
-from tests.support.fixed_source import FixedSource
+from tests.support.fixed_source import FixedSource, Kind
 from tests.support.sample_events import PARTWAY_S, START_T, sample_events
 
 SETTLE_S = 0.1
 
 
-def sample_app(*, complete: bool = False, kind: str = "live") -> tuple[FleetApp, FixedSource]:
+def sample_app(*, complete: bool = False, kind: Kind = "live") -> tuple[FleetApp, FixedSource]:
     """The demo fleet partway through its run (or ``complete``), its clock stopped at the end."""
     events = sample_events(None if complete else PARTWAY_S)
     now = events[-1].t if complete else START_T + PARTWAY_S

@@ -27,7 +27,7 @@ from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.run_header import RunHeader
 from tests.support.fixed_source import FixedSource
 from tests.support.sample_app import sample_app, settle
-from tests.support.sample_events import START_T
+from tests.support.sample_events import START_T, sample_events
 
 ENDPOINTS = 7
 
@@ -58,6 +58,23 @@ async def test_fleet_shows_one_pane_per_endpoint_with_live_numbers() -> None:
         for pane in panes:
             assert pane._readout is not None and pane._readout.decode_tps is not None
             assert pane._readout.vram_used_mib is not None
+
+
+async def test_panes_draw_once_mounted_though_nothing_changes_after() -> None:
+    # One batch, a source that stays open and a stopped clock: the refresh timer sees no change
+    # after the panes are made, so only their mounting can draw them.
+    events = sample_events(None)
+    source = FixedSource(events, linger=True)
+    app = FleetApp(source, clock=lambda: events[-1].t)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await source.drained.wait()
+        while not _panes(app):
+            await pilot.pause()
+        await app.workers.wait_for_complete([w for w in app.workers if w.group == "panes"])
+        await pilot.pause()
+        panes = _panes(app)
+        assert len(panes) == ENDPOINTS
+        assert all(pane._readout is not None for pane in panes)
 
 
 async def test_all_seven_panes_fit_at_120x36_and_wider() -> None:
@@ -304,16 +321,13 @@ async def test_model_output_is_shown_as_plain_text() -> None:
         assert "[red]p[/red]" in str(app.screen.query_one("#answer-meta", Static).render())
 
 
-class _BrokenSource:
-    kind = "live"
+class _BrokenSource(FixedSource):
+    def __init__(self) -> None:
+        super().__init__([])
 
     async def batches(self) -> AsyncIterator[list[Event]]:
         yield []
         raise ConnectionResetError("worker went away")
-
-    async def command(self, name: str) -> None: ...
-
-    async def close(self) -> None: ...
 
 
 async def test_a_failing_source_is_reported_not_fatal() -> None:

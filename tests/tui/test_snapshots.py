@@ -57,7 +57,7 @@ def test_leaderboard_120x36(snap_compare) -> None:
 
 
 def test_help_120x36(snap_compare) -> None:
-    """Every key, with the binding ids a keymap can remap."""
+    """Every key of every screen, each with its binding id."""
     app, source = sample_app()
     assert snap_compare(
         app, press=["question_mark"], terminal_size=(120, 36), run_before=_settled(source)

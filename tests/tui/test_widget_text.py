@@ -100,7 +100,6 @@ PLAYING = dict(
     speed_label="x5",
     paused=False,
     at_end=False,
-    run_status="complete",
 )
 
 

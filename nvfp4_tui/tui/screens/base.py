@@ -14,9 +14,12 @@ if TYPE_CHECKING:
 
 class StateScreen(Screen):
     """The app's refresh timer calls ``show_state`` on the current screen only, when the state
-    changed or the clock moved; screens underneath, and under a modal, are not drawn."""
+    changed or the clock moved; screens underneath, and under a modal, are not drawn.
 
-    ready = False  # True once composed and mounted: drawing before that finds no widgets
+    Readiness is Textual's own, here and in every widget the screens draw: nothing is drawn
+    before ``is_mounted`` (drawing earlier finds no widgets), and whatever mounts asks for a draw
+    once it is.
+    """
 
     @property
     def fleet_app(self) -> FleetApp:
@@ -26,8 +29,10 @@ class StateScreen(Screen):
         raise NotImplementedError
 
     def on_mount(self) -> None:
-        self.ready = True
-        self.fleet_app.redraw()
+        # Its widgets are mounted before this handler runs (``is_mounted`` turns true after it):
+        # draw at once, so that the first frame already shows the state.
+        app = self.fleet_app
+        self.show_state(app.state, app.clock())
 
     def on_screen_resume(self) -> None:
         # Back on top: draw at once rather than waiting for the next change.

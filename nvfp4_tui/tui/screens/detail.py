@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.content import Content
-from textual.widgets import Collapsible, DataTable, Footer, Static
+from textual.widgets import Collapsible, Footer, Static
 from textual_plotext.plot import Plot
 
 from nvfp4_tui.core.endpoint_state import EndpointState
@@ -34,6 +34,7 @@ from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.server_view import TtftComparison, timeline, ttft_comparison
 from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, Painter
 from nvfp4_tui.tui.widgets.gpu_pane import status_content
+from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
 
 CHART_INTERVAL_S = 0.5  # plotext renders at most twice a second
 TABLE_ROWS = 50
@@ -107,7 +108,6 @@ class DetailScreen(StateScreen):
         self._rows_key: tuple[object, ...] | None = None
         self._answer: AnswerText | None = None
         self._head: Content | None = None
-        self._score_column: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-head")
@@ -134,7 +134,7 @@ class DetailScreen(StateScreen):
                 id="chart-gpu",
             )
         with Horizontal(id="lower"):
-            table: DataTable = DataTable(id="requests", cursor_type="row", zebra_stripes=True)
+            table = LiveTable(id="requests", zebra_stripes=True)
             table.border_title = "Recent requests"
             yield table
             with VerticalScroll(id="answer") as answer:
@@ -206,28 +206,23 @@ class DetailScreen(StateScreen):
         if key == self._rows_key:
             return
         self._rows_key = key
-        table = self.query_one("#requests", DataTable)
-        if score_name != self._score_column:
-            # The score column is headed by the score it shows; a column's width follows its
-            # label only when added, so the columns are laid anew.
-            self._score_column = score_name
-            table.clear(columns=True)
-            for label, column in REQUEST_COLUMNS:
-                table.add_column(
-                    SCORE_LABELS.get(score_name, label) if column == "score" else label, key=column
-                )
+        # The score column is headed by the score it shows.
+        columns: list[Column] = [
+            (column, SCORE_LABELS.get(score_name, label) if column == "score" else label)
+            for label, column in REQUEST_COLUMNS
+        ]
         start = state.started_t or 0.0
         styles = cell_styles(self.app)
         status_style = {"error": styles.error, "incomplete": styles.warning}
-        cursor = table.cursor_row
-        table.clear()
-        for row in reversed(rows):
+        shown: list[Row] = []
+        # Keyed by line, newest first: the cursor stays on its line as new requests come in.
+        for line, row in enumerate(reversed(rows)):
             error = row.status == "error"
             status = Text(
                 (row.error_kind or row.status) if error else row.status,
                 style=status_style.get(row.status, ""),
             )
-            table.add_row(
+            cells: list[Cell] = [
                 _right(units.clock(row.t - start)),
                 Text(row.suite),
                 _right(str(row.concurrency)),
@@ -236,9 +231,9 @@ class DetailScreen(StateScreen):
                 _right(units.DASH if row.tokens_out is None else str(row.tokens_out)),
                 _right(units.score(row.score(score_name))),
                 status,
-            )
-        if rows:
-            table.move_cursor(row=min(cursor, len(rows) - 1))
+            ]
+            shown.append((str(line), cells))
+        self.query_one("#requests", LiveTable).show_rows(columns, shown)
 
     def _show_answer(self, endpoint: EndpointState) -> None:
         answer = endpoint.last_answer

@@ -19,6 +19,7 @@ from textual.containers import Grid
 from textual.css.query import NoMatches
 from textual.events import Resize
 from textual.geometry import Size
+from textual.widget import AwaitMount
 from textual.widgets import Footer
 
 from nvfp4_tui.core.state import FleetState
@@ -100,8 +101,14 @@ class FleetScreen(StateScreen):
         if grid.children:
             self._replace_panes(panes)
         else:
-            grid.mount_all(panes)
+            self._draw_when_mounted(grid.mount_all(panes))
             self._reflow(self.size)
+
+    @work(group="panes")
+    async def _draw_when_mounted(self, mounting: AwaitMount) -> None:
+        # New panes draw once mounted, even if nothing changes meanwhile.
+        await mounting
+        self.fleet_app.redraw()
 
     @work(exclusive=True, group="panes")
     async def _replace_panes(self, panes: list[GpuPane]) -> None:
@@ -113,6 +120,7 @@ class FleetScreen(StateScreen):
         if self.app.is_running and self.is_attached and grid.is_attached:
             with contextlib.suppress(NoMatches):  # the app closed while the panes mounted
                 self._reflow(self.size)
+                self.fleet_app.redraw()
 
     # ---- drawing
 
@@ -147,14 +155,10 @@ class FleetScreen(StateScreen):
     # ---- navigation
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # In a replay, left and right seek (the app's bindings); tab and up/down still move.
+        # With playback, left and right seek (the app's bindings); tab and up/down still move.
         if action == "move" and parameters and parameters[0] != 0:
-            return self.fleet_app.source.kind != "replay"
+            return not self.fleet_app.source.capabilities.playback
         return True
-
-    def on_gpu_pane_ready(self) -> None:
-        # A new pane draws as soon as it can, even if nothing changes meanwhile.
-        self.fleet_app.redraw()
 
     def on_gpu_pane_selected(self, message: GpuPane.Selected) -> None:
         self.fleet_app.open_detail(message.endpoint_id)

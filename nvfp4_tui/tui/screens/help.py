@@ -1,4 +1,4 @@
-"""HelpScreen: every key of every screen, with the binding ids a keymap can remap."""
+"""HelpScreen: every key of every screen, each with its binding id."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 from textual_plotext.plot import Plot
 
 from nvfp4_tui.core.figures.board import (
@@ -43,6 +43,7 @@ from nvfp4_tui.tui.readouts import (
 )
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, series_hex, series_rgb
+from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
 from nvfp4_tui.tui.widgets.vram_table import VramTable
 
 REDRAW_INTERVAL_S = 0.5
@@ -78,13 +79,14 @@ class LeaderboardScreen(StateScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="lb-head")
+        # A table with focus (tab) has a row cursor: it and the scroll a user set stay put as the
+        # tables refresh.
         with VerticalScroll(id="lb-body"):
-            quality: DataTable = DataTable(id="quality", header_height=2, cursor_type="none")
-            yield quality
+            yield LiveTable(id="quality", header_height=2)
             with Horizontal(id="lb-middle"):
-                yield DataTable(id="speed", cursor_type="none")
-                yield DataTable(id="routes", cursor_type="none")
-            yield DataTable(id="capacity", cursor_type="none")
+                yield LiveTable(id="speed")
+                yield LiveTable(id="routes")
+            yield LiveTable(id="capacity")
             yield Static(id="lb-legend")
             with Horizontal(id="lb-charts"):
                 yield Chart("aggregate throughput (tok/s) vs load", id="chart-scaling")
@@ -150,21 +152,21 @@ class LeaderboardScreen(StateScreen):
         styles: CellStyles,
         score_name: str,
     ) -> None:
-        table = self.query_one("#quality", DataTable)
+        table = self.query_one("#quality", LiveTable)
         q = quality_table(board, score_name)
         score = score_label(score_name)
         table.border_title = (
             f"Quality ({score} score, mean) by suite at {base_text(board)} · best per row in bold"
         )
-        table.clear(columns=True)
-        table.add_column(Text("suite"), key="suite")
+        columns: list[Column] = [("suite", Text("suite"))]
         for eid in q.endpoint_ids:
             info = state.endpoints[eid].info
             header = Text(f"{labels[eid]}\n", style="bold")
             header.append(class_name(info.model_class), style=styles.muted)
-            table.add_column(header, key=eid)
+            columns.append((eid, header))
+        rows: list[Row] = []
         for suite in q.suites:
-            cells: list[Text] = [Text(suite)]
+            cells: list[Cell] = [Text(suite)]
             best = q.best.get(suite, frozenset())
             for eid in q.endpoint_ids:
                 stats = q.cell(suite, eid)
@@ -176,31 +178,35 @@ class LeaderboardScreen(StateScreen):
                 cell.append(f" {units.score_ci(stats.ci95_half_width):<4}", style=styles.muted)
                 cell.append(f" {stats.n:>2}", style=styles.muted)
                 cells.append(cell)
-            table.add_row(*cells, key=suite)
+            rows.append((suite, cells))
+        table.show_rows(columns, rows)
 
     def _show_speed(self, board: Board, labels: dict[str, str], styles: CellStyles) -> None:
-        table = self.query_one("#speed", DataTable)
-        rows, averages = speed_rows(board)
+        table = self.query_one("#speed", LiveTable)
+        speeds, averages = speed_rows(board)
         table.border_title = (
             f"Speed (tok/s, mean per request) at {base_text(board)} vs class average"
         )
-        table.clear(columns=True)
-        table.add_column("endpoint", key="endpoint")
-        table.add_column("class", key="class")
-        table.add_column(_right("decode"), key="decode")
-        table.add_column(_right("e2e"), key="e2e")
-        for model_class in averages:
-            table.add_column(_right(f"vs {class_name(model_class)}"), key=f"vs-{model_class}")
-        fastest = max((r.decode_tps or 0.0 for r in rows), default=0.0)
-        for row in rows:
+        columns: list[Column] = [
+            ("endpoint", "endpoint"),
+            ("class", "class"),
+            ("decode", _right("decode")),
+            ("e2e", _right("e2e")),
+            *((f"vs-{c}", _right(f"vs {class_name(c)}")) for c in averages),
+        ]
+        fastest = max((r.decode_tps or 0.0 for r in speeds), default=0.0)
+        rows: list[Row] = []
+        for row in speeds:
             best = row.decode_tps is not None and row.decode_tps == fastest
-            table.add_row(
+            cells = [
                 Text(labels[row.endpoint_id]),
                 Text(class_name(row.model_class), style=styles.muted),
                 _right(units.tps(row.decode_tps), styles.best if best else ""),
                 _right(units.tps(row.e2e_tps)),
                 *(_right(units.relative(row.vs_class.get(c))) for c in averages),
-            )
+            ]
+            rows.append((row.endpoint_id, cells))
+        table.show_rows(columns, rows)
         table.border_subtitle = "   ".join(
             f"{class_name(c)} avg {units.tps(average)}" for c, average in averages.items()
         )
@@ -208,34 +214,34 @@ class LeaderboardScreen(StateScreen):
     def _show_routes(
         self, board: Board, labels: dict[str, str], styles: CellStyles, score_name: str
     ) -> None:
-        table = self.query_one("#routes", DataTable)
+        table = self.query_one("#routes", LiveTable)
         table.border_title = (
             f"Route by task ({score_label(score_name)}, all levels): "
             "the fastest within the best's 95% interval"
         )
-        table.clear(columns=True)
-        for label, key in (
+        columns: list[Column] = [
             ("suite", "suite"),
-            ("route to", "pick"),
-            (_right("quality"), "quality"),
-            (_right("tok/s"), "tps"),
+            ("pick", "route to"),
+            ("quality", _right("quality")),
+            ("tps", _right("tok/s")),
             ("best", "best"),
-            (_right("95% CI"), "ci"),
-        ):
-            table.add_column(label, key=key)
+            ("ci", _right("95% CI")),
+        ]
+        rows: list[Row] = []
         for route in route_by_task(board, score_name):
             ci = route.best_ci95
             if route.endpoint_id is None or route.best_id is None:  # too few answers
-                table.add_row(
+                cells: list[Cell] = [
                     Text(route.suite),
                     Text(
                         f"too few answers: {route.min_prompts} prompts, need {ROUTE_MIN_PROMPTS}",
                         style=styles.muted,
                     ),
                     *(_right(units.DASH, styles.muted) for _ in range(4)),
-                )
+                ]
+                rows.append((route.suite, cells))
                 continue
-            table.add_row(
+            cells = [
                 Text(route.suite),
                 Text(labels[route.endpoint_id], style=styles.best),
                 _right(units.score(route.quality)),
@@ -245,34 +251,35 @@ class LeaderboardScreen(StateScreen):
                     units.DASH if ci is None else f"{units.score(ci[0])}–{units.score(ci[1])}",
                     styles.muted,
                 ),
-            )
+            ]
+            rows.append((route.suite, cells))
+        table.show_rows(columns, rows)
 
     def _show_capacity(self, state: FleetState, labels: dict[str, str], styles: CellStyles) -> None:
         """Capacity at SLO per endpoint: shown only for a run with SLO targets or a load sweep."""
-        table = self.query_one("#capacity", DataTable)
-        rows = capacity_rows(state)
-        table.display = bool(rows)
-        if not rows:
+        table = self.query_one("#capacity", LiveTable)
+        capacities = capacity_rows(state)
+        table.display = bool(capacities)
+        if not capacities:
             return
-        table.border_title = "Capacity at SLO: " + slo_text(rows[0])
+        table.border_title = "Capacity at SLO: " + slo_text(capacities[0])
         table.border_subtitle = "capacity: the highest load every load below it sustained"
-        table.clear(columns=True)
-        for label, key in (
+        columns: list[Column] = [
             ("endpoint", "endpoint"),
-            (_right("capacity"), "capacity"),
-            (_right("goodput req/s"), "goodput"),
-            (_right("tok/s"), "tps"),
-            (_right("SLO met"), "met"),
-            (_right("knee"), "knee"),
-            (_right("highest run"), "max"),
-            ("sweep stopped by", "stop"),
-        ):
-            table.add_column(label, key=key)
-        best = max((r.capacity for r in rows if r.capacity is not None), default=None)
-        for row in rows:
+            ("capacity", _right("capacity")),
+            ("goodput", _right("goodput req/s")),
+            ("tps", _right("tok/s")),
+            ("met", _right("SLO met")),
+            ("knee", _right("knee")),
+            ("max", _right("highest run")),
+            ("stop", "sweep stopped by"),
+        ]
+        best = max((r.capacity for r in capacities if r.capacity is not None), default=None)
+        rows: list[Row] = []
+        for row in capacities:
             kind = row.load_kind
             top = row.capacity is not None and row.capacity == best
-            table.add_row(
+            cells = [
                 Text(labels[row.endpoint]),
                 _right(load_text(kind, row.capacity), styles.best if top else ""),
                 _right(units.rate(row.capacity_goodput_rps)),
@@ -285,7 +292,9 @@ class LeaderboardScreen(StateScreen):
                 _right(load_text(kind, row.knee)),
                 _right(load_text(kind, row.max_load)),
                 Text(row.sweep_stop or units.DASH, style=styles.muted),
-            )
+            ]
+            rows.append((row.endpoint, cells))
+        table.show_rows(columns, rows)
 
     def _show_legend(self, state: FleetState, labels: dict[str, str]) -> None:
         entries = [

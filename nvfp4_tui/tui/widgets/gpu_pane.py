@@ -269,9 +269,6 @@ class GpuPane(Vertical, can_focus=True):
             super().__init__()
             self.endpoint_id = endpoint_id
 
-    class Ready(Message):
-        """The pane is mounted and can be drawn."""
-
     _STATUS_CLASSES: ClassVar[tuple[str, ...]] = tuple(f"-{s}" for s in STATUS_TEXT)
 
     def __init__(self, endpoint: EndpointState) -> None:
@@ -282,7 +279,6 @@ class GpuPane(Vertical, can_focus=True):
         self.border_title = Content.assemble((gpu, "bold"), " · ", info.label)
         self._badge = class_badge(info)
         self._readout: PaneReadout | None = None
-        self._ready = False
 
     def compose(self) -> ComposeResult:
         # Kept as attributes: ``show`` runs several times a second and a query walks the DOM.
@@ -313,16 +309,12 @@ class GpuPane(Vertical, can_focus=True):
         yield self._quality
         yield self._errors
 
-    def on_mount(self) -> None:
-        self._ready = True
-        self.post_message(self.Ready())
-
     def on_click(self) -> None:
         self.post_message(self.Selected(self.endpoint_id))
 
     def show(self, readout: PaneReadout) -> bool:
         """Repaint the parts whose values changed since the last read-out; False before mount."""
-        if not self._ready:
+        if not self.is_mounted:
             return False
         old, self._readout = self._readout, readout
 

@@ -7,12 +7,12 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles
 from nvfp4_tui.tui.readouts import class_name
+from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ def _right(text: str, style: str = "") -> Text:
     return Text(text, style=style, justify="right")
 
 
-class VramTable(DataTable):
+class VramTable(LiveTable):
     """Hidden until some GPU reports its VRAM; redrawn only when a value it shows changed."""
 
     DEFAULT_CSS = """
@@ -80,7 +80,7 @@ class VramTable(DataTable):
     """
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="none")
+        super().__init__(id=id)
         self.border_title = "VRAM used per GPU (MiB, as nvidia-smi reports it)"
         self._key: Hashable | None = None
 
@@ -92,20 +92,19 @@ class VramTable(DataTable):
             return
         self._key = key
         self.display = any(row.after_mib is not None for row in rows)
-        self.clear(columns=True)
-        for label, column in (
-            ("GPU", "gpu"),
+        columns: list[Column] = [
+            ("gpu", "GPU"),
             ("endpoint", "endpoint"),
             ("class", "class"),
-            (_right("before"), "before"),
-            (_right("now" if running else "after"), "after"),
-            (_right("change"), "change"),
-            (_right("of card"), "used"),
-        ):
-            self.add_column(label, key=column)
+            ("before", _right("before")),
+            ("after", _right("now" if running else "after")),
+            ("change", _right("change")),
+            ("used", _right("of card")),
+        ]
+        shown: list[Row] = []
         for row in rows:
             change = row.change_mib
-            self.add_row(
+            cells: list[Cell] = [
                 _right(str(row.gpu)),
                 Text(", ".join(labels.get(e, e) for e in row.endpoint_ids) or units.DASH),
                 Text(class_name(row.model_class) if row.model_class else units.DASH, styles.muted),
@@ -113,4 +112,6 @@ class VramTable(DataTable):
                 _right(units.mib(row.after_mib)),
                 _right(_change_text(change), styles.muted),
                 _right(units.pct(row.used_pct)),
-            )
+            ]
+            shown.append((str(row.gpu), cells))
+        self.show_rows(columns, shown)
