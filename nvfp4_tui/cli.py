@@ -104,7 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run the simulated 7-GPU fleet (no GPU or network needed)")
     _add_plan_options(demo)
-    demo.add_argument("--profile", type=Path, default=DEMO_PROFILE, help=argparse.SUPPRESS)
+    demo.add_argument(
+        "--profile",
+        type=Path,
+        default=DEMO_PROFILE,
+        help="a profile of simulated endpoints (default: the shipped demo fleet)",
+    )
     demo.add_argument(
         "--full",
         action="store_true",

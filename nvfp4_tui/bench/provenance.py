@@ -246,6 +246,7 @@ COMPARED: tuple[tuple[str, Callable[[Mapping[str, Any]], object]], ...] = (
     ("max_model_len", lambda e: e.get("max_model_len")),
     ("kv_cache_dtype", _cache("cache_dtype")),
     ("block_size", _cache("block_size")),
+    ("num_gpu_blocks", _cache("num_gpu_blocks")),  # the cache's capacity, which its dtype sets
     ("gpu_memory_utilization", _cache("gpu_memory_utilization")),
     ("gpu_name", _gpu("name")),
     ("driver_version", _gpu("driver_version")),

@@ -77,19 +77,24 @@ async def test_manifest_says_what_each_endpoint_ran(
     text = json.dumps(fp8["profile"], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     assert fp8["profile_sha256"] == hashlib.sha256(text.encode()).hexdigest()
 
-    # compare names the change before any figure; nothing else in the setup differs.
+    # compare names the change before any figure; nothing else in the setup differs but the
+    # cache's capacity, which its dtype sets.
     where = f"GPU {entry['gpu']} ({entry['label']})"
-    assert config_differences(fp8, auto) == [f"kv_cache_dtype: fp8 → auto on {where}"]
+    changed = [
+        f"kv_cache_dtype: fp8 → auto on {where}",
+        f"num_gpu_blocks: 32768 → 16384 on {where}",
+    ]
+    assert config_differences(fp8, auto) == changed
     assert config_differences(auto, auto) == []
     assert main(["compare", str(tmp_path / "fp8"), str(tmp_path / "auto")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"Configuration changed:\n  kv_cache_dtype: fp8 → auto on {where}\n")
+    assert out.startswith("Configuration changed:\n" + "".join(f"  {c}\n" for c in changed))
     assert main(["compare", str(tmp_path / "auto"), str(tmp_path / "auto")]) == 0
     assert "Configuration changed" not in capsys.readouterr().out
     # For scripts the change is a key, and the output stays one JSON object.
     assert main(["compare", str(tmp_path / "fp8"), str(tmp_path / "auto"), "--format", "json"]) == 0
     body = json.loads(capsys.readouterr().out)
-    assert body["configuration_changes"] == [f"kv_cache_dtype: fp8 → auto on {where}"]
+    assert body["configuration_changes"] == changed
     assert main(["report", str(tmp_path / "fp8")]) == 0
     assert "Configuration" in capsys.readouterr().out
 
