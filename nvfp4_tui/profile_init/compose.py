@@ -8,6 +8,7 @@ served name, context, batch cap and KV cache dtype from the environment or the c
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -21,6 +22,11 @@ from nvfp4_tui.profile_init.draft import EndpointDraft, an_id, is_count, safe_te
 _MAX_COMPOSE_BYTES = 4 * 1024 * 1024
 # Values a compose file may hold once its aliases are written out: thousands for a large fleet.
 _MAX_YAML_NODES = 200_000
+
+# Compose's interpolation of a host variable: $NAME, ${NAME}, ${NAME:-default}, ${NAME?error}.
+_ENV_REFERENCE = re.compile(
+    r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?:[:?-][^}]*)?\})"
+)
 
 YamlValue = str | list["YamlValue"] | dict[str, "YamlValue"] | None
 
@@ -174,6 +180,21 @@ def _gpu(service: _Service, notes: list[str]) -> int | str:
     return "auto"
 
 
+def _api_key(service: _Service) -> tuple[str | None, bool]:
+    """The variable a client on this host can read the server's key from, and whether the
+    server wants one. ``--api-key ${NAME}`` (or ``VLLM_API_KEY: $NAME``) is read by compose from
+    the host's environment, as is a ``VLLM_API_KEY`` passed on without a value; a key written in
+    the file itself is in no variable, and the profile never holds a key."""
+    found = service.setting("VLLM_API_KEY", "--api-key")
+    if found is None:
+        return None, False
+    value, key = found
+    if value == "" and key.startswith(".environment"):
+        return "VLLM_API_KEY", True
+    reference = _ENV_REFERENCE.fullmatch(value.strip())
+    return (reference.group(1) or reference.group(2) if reference else None), True
+
+
 def _draft(service: _Service) -> tuple[EndpointDraft, int | None]:
     port = service.host_port()
     model_path = service.model_path()
@@ -207,7 +228,7 @@ def _draft(service: _Service) -> tuple[EndpointDraft, int | None]:
             "endpoint, so [run] concurrency stays within the smallest"
         )
     gpu = _gpu(service, notes)
-    keyed = "VLLM_API_KEY" in service.env or service.flag("--api-key") is not None
+    key_env, keyed = _api_key(service)
     draft = EndpointDraft(
         id=an_id(safe_text(service.name)),
         label=safe_text(label),
@@ -215,8 +236,9 @@ def _draft(service: _Service) -> tuple[EndpointDraft, int | None]:
         model=safe_text(model),
         gpu=gpu,
         notes=tuple(notes),
-        api_key_env="VLLM_API_KEY" if keyed else None,
+        api_key_env=key_env,
         model_note=model_note,
+        wants_api_key=keyed,
     )
     return draft, max_num_seqs
 

@@ -82,17 +82,63 @@ services:
     text = (tmp_path / "p.toml").read_text()
     assert "secret-never-written" not in text
     big, small = load_profile(tmp_path / "p.toml").endpoints
+    # The key is written in the compose file, so in no variable the profile could name.
     assert (big.url, big.model, big.gpu, big.api_key_env) == (
         "http://127.0.0.1:18000",
         "llama70",
         2,
-        "VLLM_API_KEY",
+        None,
     )
+    assert '# api_key_env = "VLLM_API_KEY"' in text and "wants an API key" in text
     assert "GPUs 2,3" in text and "max_model_len 32768" in text
     # GPU 2 is taken: a profile gives a GPU one pane, so the second is resolved at run time.
     assert (small.url, small.model, small.gpu) == ("http://127.0.0.1:8001", "tiny", "auto")
     # max_num_seqs 2 leaves only the first of the seed's levels.
     assert load_profile(tmp_path / "p.toml").run.concurrency == (1,)
+
+
+@pytest.mark.parametrize(
+    ("setting", "api_key_env"),
+    [
+        ('command: ["--api-key", "${BENCH_KEY}"]', "BENCH_KEY"),
+        ('command: ["--api-key=$BENCH_KEY"]', "BENCH_KEY"),
+        ('command: ["--api-key", "${BENCH_KEY:-dev}"]', "BENCH_KEY"),
+        ('command: ["--api-key", "sk-literal-never-written"]', None),
+        ("environment: [MODEL_PATH=/m/x, PORT=8016, VLLM_API_KEY]", "VLLM_API_KEY"),
+        # $$ is compose's escape for a literal $: this key is written in the file.
+        ("environment: {MODEL_PATH: /m/x, PORT: 8016, VLLM_API_KEY: $$HOST_KEY}", None),
+        ("environment: {MODEL_PATH: /m/x, PORT: 8016, VLLM_API_KEY: '${HOST_KEY}'}", "HOST_KEY"),
+    ],
+)
+def test_the_api_key_is_named_only_where_a_client_can_read_it(
+    tmp_path: Path, setting: str, api_key_env: str | None
+) -> None:
+    service = "services:\n  a:\n    " + setting + "\n"
+    if "environment" not in setting:
+        service += "    environment: [MODEL_PATH=/m/x, PORT=8016]\n"
+    assert _init(tmp_path, service) == 0
+    text = (tmp_path / "p.toml").read_text()
+    assert "never-written" not in text
+    (endpoint,) = load_profile(tmp_path / "p.toml").endpoints
+    assert endpoint.api_key_env == api_key_env
+    assert ('# api_key_env = "VLLM_API_KEY"' in text) == (api_key_env is None)
+
+
+def test_the_temporary_file_is_a_new_one(tmp_path: Path) -> None:
+    # A file planted where a fixed temporary name would be is neither followed nor replaced.
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (tmp_path / ".p.toml.init-tmp").symlink_to(victim)
+    assert _init(tmp_path, ONE_SERVICE) == 0
+    assert victim.read_text() == "keep\n"
+    assert (tmp_path / ".p.toml.init-tmp").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".p.toml.init-tmp",
+        "docker-compose.yml",
+        "p.toml",
+        "victim",
+    ]
+    assert (tmp_path / "p.toml").stat().st_mode & 0o777 == 0o644
 
 
 # Nine levels of ten aliases each: a billion strings once written out, a few hundred bytes here.
