@@ -242,10 +242,11 @@ def cmd_init(args: argparse.Namespace) -> int:
     )
     print(f"wrote {args.out}: {len(written.endpoints)} endpoints")
     for d in written.endpoints:
-        print(f"  {d.id:<16} {d.url:<24} model {d.model}  gpu {d.gpu}")
+        guess = f"  class {d.class_guess.model_class} (a guess)" if d.class_guess else ""
+        print(f"  {d.id:<16} {d.url:<24} model {d.model}  gpu {d.gpu}{guess}")
     for line in written.left_out:
         print(f"  {line}")
-    print(f"next: check its labels and GPUs, then nvfp4-tui run {args.out}")
+    print(f"next: check its labels, GPUs and classes, then nvfp4-tui run {args.out}")
     return exit_codes.OK
 
 

@@ -21,6 +21,7 @@ from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.profile_init.model_class import ClassGuess
 
 # The seed's two load levels; a level above a server's max_num_seqs only queues in the server.
 SEED_CONCURRENCY = (1, 4)
@@ -73,6 +74,7 @@ class EndpointDraft:
     api_key_env: str | None = None
     model_note: str | None = None  # written beside ``model`` when the name is a guess
     wants_api_key: bool = False  # the server was started with a key (from any source)
+    class_guess: ClassGuess | None = None  # from the model's names; written as a guess
 
 
 def settle(drafts: Sequence[EndpointDraft], suffixes: Sequence[str]) -> list[EndpointDraft]:
@@ -126,9 +128,22 @@ def _endpoint_lines(draft: EndpointDraft) -> list[str]:
             "# environment variable, name it here and remove the '#'.",
             '# api_key_env = "VLLM_API_KEY"',
         ]
-    lines.append(
-        '# class = "moe"  # or "dense" (the default); active_params_b, experts: for figures'
-    )
+    return lines + _class_lines(draft.class_guess)
+
+
+def _class_lines(guess: ClassGuess | None) -> list[str]:
+    if guess is None:
+        return [
+            '# class = "moe"  # or "dense" (the default); active_params_b, experts: for figures'
+        ]
+    lines = [
+        f"# A guess from the name {toml_string(guess.name)} ({guess.why}): check it.",
+        f"class = {toml_string(guess.model_class)}",
+    ]
+    if guess.active_params_b is not None:
+        lines.append(f"active_params_b = {guess.active_params_b}")
+    if guess.experts is not None:
+        lines.append(f"experts = {guess.experts}")
     return lines
 
 

@@ -49,7 +49,18 @@ def test_the_seed_compose_file_gives_its_seven_endpoints(tmp_path: Path) -> None
     assert {e.model for e in endpoints} == {"current"}
     assert endpoints[0].id == "moe-qwen36"
     assert endpoints[0].label == "Qwen3.6-35B-A3B-NVFP4"
+    # Classes guessed from the weights' folder names, as the seed's write-up has them.
+    assert [(e.model_class, e.active_params_b) for e in endpoints] == [
+        ("moe", 3.0),
+        ("moe", 3.8),
+        ("moe", 3.8),
+        ("dense", 27.0),
+        ("dense", 27.0),
+        ("dense", 31.0),
+        ("moe", 3.8),  # supergemma4-26b: the gemma 4 26B family, though its name says no A4B
+    ]
     text = out.read_text()
+    assert text.count("# A guess from the name") == 7
     assert "max_num_seqs 4" in text and "KV cache fp8" in text and "max_model_len 131072" in text
     # The smallest cap (4, dense-gemma31) keeps the seed's levels 1 and 4.
     assert profile.run.concurrency == (1, 4)
@@ -139,6 +150,41 @@ def test_the_temporary_file_is_a_new_one(tmp_path: Path) -> None:
         "victim",
     ]
     assert (tmp_path / "p.toml").stat().st_mode & 0o777 == 0o644
+
+
+def test_services_that_serve_no_model_are_skipped_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    others = """\
+  prometheus:
+    image: prom/prometheus:latest
+    ports: ["9090:9090"]
+    command: ["--config.file=/etc/prometheus/prometheus.yml"]
+  grafana:
+    image: grafana/grafana
+    environment: [GF_SECURITY_ADMIN_PASSWORD=admin]
+    ports: ["3000:3000"]
+  proxy:
+    image: nginx:alpine
+    ports: ["80:80"]
+  served:
+    image: vllm/vllm-openai:latest
+    command: ["--model", "Qwen/Qwen3-30B-A3B", "--port", "8001"]
+    ports: ["8001:8001"]
+"""
+    assert _init(tmp_path, ONE_SERVICE + others) == 0
+    out = capsys.readouterr().out
+    (first, served) = load_profile(tmp_path / "p.toml").endpoints
+    assert (first.id, served.id, served.url) == ("moe-qwen36", "served", "http://127.0.0.1:8001")
+    assert (served.model_class, served.active_params_b) == ("moe", 3.0)
+    for name in ("prometheus", "grafana", "proxy"):
+        assert f"services.{name}: skipped; no model path, vLLM image or vLLM command" in out
+    assert "class moe (a guess)" in out
+
+    compose = "services:\n" + others.split("  served:")[0]
+    assert _init(tmp_path, compose, "--force") == USAGE
+    err = capsys.readouterr().err
+    assert "services: none serves a model; services.prometheus: skipped" in err
 
 
 # Nine levels of ten aliases each: a billion strings once written out, a few hundred bytes here.
