@@ -27,6 +27,7 @@ from typing import Any
 import aiohttp
 
 from nvfp4_tui.config.profile import Endpoint
+from nvfp4_tui.core.events import EndpointConfig
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.telemetry.prometheus import (
     CACHE_CONFIG_INFO,
@@ -200,6 +201,27 @@ def configuration(
             "gpu_identity": None if identity is None else _identity_fields(identity),
         }
     return body
+
+
+def endpoint_configs(config: Mapping[str, Config]) -> tuple[EndpointConfig, ...]:
+    """The ``configuration`` a run recorded, in brief for its RunStarted: what the views show."""
+
+    def text(value: object) -> str | None:
+        return value if isinstance(value, str) else None
+
+    return tuple(
+        EndpointConfig(
+            endpoint_id=endpoint_id,
+            server_version=text(entry.get("server_version")),
+            model_root=text(entry.get("model_root")),
+            max_model_len=_positive_int(entry.get("max_model_len")),
+            kv_cache_dtype=text(_cache("cache_dtype")(entry)),
+            gpu_name=text(_gpu("name")(entry)),
+            driver_version=text(_gpu("driver_version")(entry)),
+            cuda_driver_version=text(_gpu("cuda_driver_version")(entry)),
+        )
+        for endpoint_id, entry in config.items()
+    )
 
 
 def _identity_fields(identity: GpuIdentity) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from nvfp4_tui.core.events import (
     SUSPECT_ERROR_KIND,
+    EndpointConfig,
     EndpointInfo,
     EndpointStatus,
     EndpointStatusKind,
@@ -762,6 +763,7 @@ class FleetState:
         self.finish_message: str | None = None
         self.total_requests: int | None = None
         self.endpoints: dict[str, EndpointState] = {}  # in the order RunStarted listed them
+        self.configuration: dict[str, EndpointConfig] = {}  # what each server said at start
         self.gpus: dict[int, GpuTrack] = {}  # by GPU index, whether or not an endpoint names it
         self.last_t: float | None = None  # the latest moment any event speaks of
         self.dropped = 0  # events naming an unknown endpoint, or arriving before RunStarted
@@ -814,6 +816,7 @@ class FleetState:
         self.started_t, self.finished_t = event.t, None
         self.status, self.finish_message = "running", None
         self.total_requests = event.total_requests
+        self.configuration = {c.endpoint_id: c for c in event.configuration}
         self.figures = LeaderboardFold()
         self.endpoints = {
             info.id: EndpointState(

@@ -20,10 +20,12 @@ from nvfp4_tui.cli import main
 from nvfp4_tui.config import DEMO_PROFILE
 from nvfp4_tui.config.profile import Profile, load_profile, with_urls
 from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.output.report import provenance_table
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sim.server import MAX_MODEL_LEN, SIM_SERVER_VERSION, SimEndpoint
 from nvfp4_tui.store.manifest import read_manifest
+from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.telemetry.simulated import SimGpuSource
 
 
@@ -97,6 +99,14 @@ async def test_manifest_says_what_each_endpoint_ran(
     assert body["configuration_changes"] == changed
     assert main(["report", str(tmp_path / "fp8")]) == 0
     assert "Configuration" in capsys.readouterr().out
+
+    # A live run has no manifest at hand: RunStarted carries the configuration to the views.
+    state = FleetState()
+    state.apply_all(open_snapshot(tmp_path / "auto").run_events())
+    seen = state.configuration[second]
+    assert (seen.server_version, seen.kv_cache_dtype) == (SIM_SERVER_VERSION, "auto")
+    assert seen.gpu_name == gpu["name"] and seen.max_model_len == MAX_MODEL_LEN
+    assert state.configuration[first].kv_cache_dtype == "fp8"
 
     table = provenance_table(auto)
     assert table is not None
