@@ -41,6 +41,7 @@ from nvfp4_tui.tui.readouts import (
 )
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, series_hex, series_rgb
+from nvfp4_tui.tui.widgets.configuration import ConfigurationBlock
 from nvfp4_tui.tui.widgets.vram_table import VramTable
 
 REDRAW_INTERVAL_S = 0.5
@@ -76,6 +77,7 @@ class LeaderboardScreen(StateScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="lb-head")
+        yield ConfigurationBlock(id="lb-config")
         with VerticalScroll(id="lb-body"):
             quality: DataTable = DataTable(id="quality", header_height=2, cursor_type="none")
             yield quality
@@ -129,6 +131,7 @@ class LeaderboardScreen(StateScreen):
                 (f" v: {other}", "$text-muted"),
             )
         )
+        self.query_one(ConfigurationBlock).show(state, labels)
         self._show_quality(state, board, labels, styles, score_name)
         self._show_speed(board, labels, styles)
         self._show_routes(board, labels, styles, score_name)
