@@ -268,8 +268,8 @@ COMPARED: tuple[tuple[str, Callable[[Mapping[str, Any]], object]], ...] = (
     ("max_model_len", lambda e: e.get("max_model_len")),
     ("kv_cache_dtype", _cache("cache_dtype")),
     ("block_size", _cache("block_size")),
-    ("num_gpu_blocks", _cache("num_gpu_blocks")),  # the cache's capacity, which its dtype sets
     ("gpu_memory_utilization", _cache("gpu_memory_utilization")),
+    ("num_gpu_blocks", _cache("num_gpu_blocks")),  # the cache's capacity: what the two above set
     ("gpu_name", _gpu("name")),
     ("driver_version", _gpu("driver_version")),
     ("cuda_driver_version", _gpu("cuda_driver_version")),
@@ -279,10 +279,14 @@ COMPARED: tuple[tuple[str, Callable[[Mapping[str, Any]], object]], ...] = (
 )
 
 
+def _is_index(gpu: object) -> bool:
+    return isinstance(gpu, int) and not isinstance(gpu, bool)
+
+
 def _where(endpoint_id: str, entry: Mapping[str, Any]) -> str:
     label = _shown(entry.get("label")) or one_line(endpoint_id)
     gpu = entry.get("gpu")
-    return f"GPU {gpu} ({label})" if isinstance(gpu, int) and not isinstance(gpu, bool) else label
+    return f"GPU {gpu} ({label})" if _is_index(gpu) else label
 
 
 def _pairs(
@@ -299,19 +303,30 @@ def _pairs(
 
 
 def config_differences(a_manifest: Mapping[str, Any], b_manifest: Mapping[str, Any]) -> list[str]:
-    """One line per setting that differs between run A and run B, e.g. ``kv_cache_dtype: fp8 →
-    auto on GPU 3 (qwen3.5)``; a setting unknown on either side is not a difference."""
+    """One line per change of a setting between run A and run B, and where: ``kv_cache_dtype:
+    fp8 → auto on GPU 3 (qwen3.5)``, or ``… on GPU 0,1,2`` when several endpoints changed alike.
+    A setting unknown on either side is not a difference."""
     lines = []
     a_versions, b_versions = a_manifest.get("versions"), b_manifest.get("versions")
     for key in ("nvfp4_tui", "python"):
         x, y = _shown(_field(a_versions, key)), _shown(_field(b_versions, key))
         if x is not None and y is not None and x != y:
             lines.append(f"{key}: {x} → {y} (client)")
+    places: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}  # the change -> where, in order
     for endpoint_id, a, b in _pairs(_entries(a_manifest), _entries(b_manifest)):
         for name, read in COMPARED:
             x, y = _shown(read(a)), _shown(read(b))
             if x is not None and y is not None and x != y:
-                lines.append(f"{name}: {x} → {y} on {_where(endpoint_id, b)}")
+                places.setdefault(f"{name}: {x} → {y}", []).append((endpoint_id, b))
+    for change, where in places.items():
+        if len(where) == 1:
+            lines.append(f"{change} on {_where(*where[0])}")
+            continue
+        gpus = [str(e.get("gpu")) for _, e in where if _is_index(e.get("gpu"))]
+        named = [_where(i, e) for i, e in where if not _is_index(e.get("gpu"))]
+        lines.append(
+            f"{change} on " + ", ".join([*(["GPU " + ",".join(gpus)] if gpus else []), *named])
+        )
     return lines
 
 

@@ -150,6 +150,23 @@ def test_hostile_manifest_values_are_shown_as_one_plain_line() -> None:
     assert config_differences(manifest(["fp8"]), manifest("auto")) == []  # not a setting
 
 
+def test_a_change_on_several_endpoints_is_one_line() -> None:
+    def manifest(dtype: str, c_dtype: str) -> dict[str, Any]:
+        entries = {
+            "a": {"label": "A", "gpu": 0, "cache_config": {"cache_dtype": dtype}},
+            "b": {"label": "B", "gpu": 2, "cache_config": {"cache_dtype": dtype}},
+            "c": {"label": "C", "gpu": None, "cache_config": {"cache_dtype": c_dtype}},
+        }
+        return {"configuration": entries}
+
+    assert config_differences(manifest("fp8", "fp8"), manifest("auto", "auto")) == [
+        "kv_cache_dtype: fp8 → auto on GPU 0,2, C"
+    ]
+    assert config_differences(manifest("fp8", "fp8"), manifest("fp8", "auto")) == [
+        "kv_cache_dtype: fp8 → auto on C"
+    ]
+
+
 def test_profile_hash_follows_the_profile() -> None:
     def digest(kv_cache_dtype: str) -> str:
         return profile_sha256(resolved_profile(short_profile(kv_cache_dtype)))
