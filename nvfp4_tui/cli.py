@@ -104,7 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run the simulated 7-GPU fleet (no GPU or network needed)")
     _add_plan_options(demo)
-    demo.add_argument("--profile", type=Path, default=DEMO_PROFILE, help=argparse.SUPPRESS)
+    demo.add_argument(
+        "--profile",
+        type=Path,
+        default=DEMO_PROFILE,
+        help="a profile of simulated endpoints (default: the shipped demo fleet)",
+    )
     demo.add_argument(
         "--full",
         action="store_true",
@@ -237,10 +242,11 @@ def cmd_init(args: argparse.Namespace) -> int:
     )
     print(f"wrote {args.out}: {len(written.endpoints)} endpoints")
     for d in written.endpoints:
-        print(f"  {d.id:<16} {d.url:<24} model {d.model}  gpu {d.gpu}")
+        guess = f"  class {d.class_guess.model_class} (a guess)" if d.class_guess else ""
+        print(f"  {d.id:<16} {d.url:<24} model {d.model}  gpu {d.gpu}{guess}")
     for line in written.left_out:
         print(f"  {line}")
-    print(f"next: check its labels and GPUs, then nvfp4-tui run {args.out}")
+    print(f"next: check its labels, GPUs and classes, then nvfp4-tui run {args.out}")
     return exit_codes.OK
 
 

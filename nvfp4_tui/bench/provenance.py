@@ -27,6 +27,7 @@ from typing import Any
 import aiohttp
 
 from nvfp4_tui.config.profile import Endpoint
+from nvfp4_tui.core.events import EndpointConfig
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.telemetry.prometheus import (
     CACHE_CONFIG_INFO,
@@ -202,6 +203,27 @@ def configuration(
     return body
 
 
+def endpoint_configs(config: Mapping[str, Config]) -> tuple[EndpointConfig, ...]:
+    """The ``configuration`` a run recorded, in brief for its RunStarted: what the views show."""
+
+    def text(value: object) -> str | None:
+        return value if isinstance(value, str) else None
+
+    return tuple(
+        EndpointConfig(
+            endpoint_id=endpoint_id,
+            server_version=text(entry.get("server_version")),
+            model_root=text(entry.get("model_root")),
+            max_model_len=_positive_int(entry.get("max_model_len")),
+            kv_cache_dtype=text(_cache("cache_dtype")(entry)),
+            gpu_name=text(_gpu("name")(entry)),
+            driver_version=text(_gpu("driver_version")(entry)),
+            cuda_driver_version=text(_gpu("cuda_driver_version")(entry)),
+        )
+        for endpoint_id, entry in config.items()
+    )
+
+
 def _identity_fields(identity: GpuIdentity) -> dict[str, Any]:
     fields = asdict(identity)
     del fields["gpu"]  # the entry's own ``gpu``
@@ -247,6 +269,7 @@ COMPARED: tuple[tuple[str, Callable[[Mapping[str, Any]], object]], ...] = (
     ("kv_cache_dtype", _cache("cache_dtype")),
     ("block_size", _cache("block_size")),
     ("gpu_memory_utilization", _cache("gpu_memory_utilization")),
+    ("num_gpu_blocks", _cache("num_gpu_blocks")),  # the cache's capacity: what the two above set
     ("gpu_name", _gpu("name")),
     ("driver_version", _gpu("driver_version")),
     ("cuda_driver_version", _gpu("cuda_driver_version")),
@@ -256,10 +279,14 @@ COMPARED: tuple[tuple[str, Callable[[Mapping[str, Any]], object]], ...] = (
 )
 
 
+def _is_index(gpu: object) -> bool:
+    return isinstance(gpu, int) and not isinstance(gpu, bool)
+
+
 def _where(endpoint_id: str, entry: Mapping[str, Any]) -> str:
     label = _shown(entry.get("label")) or one_line(endpoint_id)
     gpu = entry.get("gpu")
-    return f"GPU {gpu} ({label})" if isinstance(gpu, int) and not isinstance(gpu, bool) else label
+    return f"GPU {gpu} ({label})" if _is_index(gpu) else label
 
 
 def _pairs(
@@ -276,19 +303,30 @@ def _pairs(
 
 
 def config_differences(a_manifest: Mapping[str, Any], b_manifest: Mapping[str, Any]) -> list[str]:
-    """One line per setting that differs between run A and run B, e.g. ``kv_cache_dtype: fp8 →
-    auto on GPU 3 (qwen3.5)``; a setting unknown on either side is not a difference."""
+    """One line per change of a setting between run A and run B, and where: ``kv_cache_dtype:
+    fp8 → auto on GPU 3 (qwen3.5)``, or ``… on GPU 0,1,2`` when several endpoints changed alike.
+    A setting unknown on either side is not a difference."""
     lines = []
     a_versions, b_versions = a_manifest.get("versions"), b_manifest.get("versions")
     for key in ("nvfp4_tui", "python"):
         x, y = _shown(_field(a_versions, key)), _shown(_field(b_versions, key))
         if x is not None and y is not None and x != y:
             lines.append(f"{key}: {x} → {y} (client)")
+    places: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}  # the change -> where, in order
     for endpoint_id, a, b in _pairs(_entries(a_manifest), _entries(b_manifest)):
         for name, read in COMPARED:
             x, y = _shown(read(a)), _shown(read(b))
             if x is not None and y is not None and x != y:
-                lines.append(f"{name}: {x} → {y} on {_where(endpoint_id, b)}")
+                places.setdefault(f"{name}: {x} → {y}", []).append((endpoint_id, b))
+    for change, where in places.items():
+        if len(where) == 1:
+            lines.append(f"{change} on {_where(*where[0])}")
+            continue
+        gpus = [str(e.get("gpu")) for _, e in where if _is_index(e.get("gpu"))]
+        named = [_where(i, e) for i, e in where if not _is_index(e.get("gpu"))]
+        lines.append(
+            f"{change} on " + ", ".join([*(["GPU " + ",".join(gpus)] if gpus else []), *named])
+        )
     return lines
 
 

@@ -42,6 +42,7 @@ from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.config.suites import Prompt, Suite
 from nvfp4_tui.core.events import (
+    EndpointConfig,
     EndpointStatus,
     Event,
     PhaseFinished,
@@ -139,8 +140,9 @@ class Runner:
             if not gate.down:
                 self.emit(EndpointStatus(time.time(), gate.endpoint_id, "running"))
 
-    async def run(self) -> RunOutcome:
-        """Run the whole plan; returns the final status.
+    async def run(self, configuration: tuple[EndpointConfig, ...] = ()) -> RunOutcome:
+        """Run the whole plan, ``configuration`` (what the servers said of themselves) in its
+        RunStarted; returns the final status.
 
         ``aborted`` when every endpoint ended its run down: no endpoint ran its plan, and a run
         that read ``complete`` would tell a script it succeeded. Some endpoints down and others
@@ -153,6 +155,7 @@ class Runner:
                 run_name=self.profile.run.name,
                 endpoints=tuple(e.info for e in self.profile.endpoints),
                 phases=tuple(self.plans),
+                configuration=configuration,
             )
         )
         async with self._backlog:

@@ -22,8 +22,10 @@ import aiohttp
 
 from nvfp4_tui.bench.heap import TRIM_INTERVAL_S, release_free_heap
 from nvfp4_tui.bench.provenance import (
+    Config,
     clean_text,
     configuration,
+    endpoint_configs,
     gpu_identities,
     probe_servers,
     profile_sha256,
@@ -206,20 +208,22 @@ class Session:
     async def _configure_then_run(self, note: Callable[[str], None]) -> RunOutcome:
         # The probes go first, so that none shares the wire with a timed request; inside the
         # run's task, so that a stop while they wait ends the run like any other stop.
-        await self._record_configuration(note)
-        return await self.runner.run()
+        configuration = await self._record_configuration(note)
+        return await self.runner.run(endpoint_configs(configuration))
 
-    async def _record_configuration(self, note: Callable[[str], None]) -> None:
-        """Each endpoint's server, model, KV cache and GPU into the manifest; what cannot be
-        learnt within the probes' timeouts stays None and the run goes on regardless."""
+    async def _record_configuration(self, note: Callable[[str], None]) -> dict[str, Config]:
+        """Each endpoint's server, model, KV cache and GPU into the manifest, and returned for
+        RunStarted; what cannot be learnt within the probes' timeouts stays None and the run
+        goes on regardless."""
         try:
-            await self._probe_configuration()
+            return await self._probe_configuration()
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a hostile reply must never stop the run it describes
             note(f"the run's configuration was not recorded: {clean_text(str(error))}")
+            return {}
 
-    async def _probe_configuration(self) -> None:
+    async def _probe_configuration(self) -> dict[str, Config]:
         endpoints = self.profile.endpoints
         async with aiohttp.ClientSession() as http:
             probed = await probe_servers(endpoints, http)
@@ -229,9 +233,9 @@ class Session:
             )
         except TimeoutError:
             gpus = {}
-        await asyncio.to_thread(
-            self.writer.update_manifest, {"configuration": configuration(endpoints, probed, gpus)}
-        )
+        recorded = configuration(endpoints, probed, gpus)
+        await asyncio.to_thread(self.writer.update_manifest, {"configuration": recorded})
+        return recorded
 
     async def _scrape_server_metrics(self, note: Callable[[str], None]) -> None:
         def on_status(status: MetricsStatus) -> None:

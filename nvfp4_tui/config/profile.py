@@ -75,6 +75,14 @@ class FaultSpec:
 
 
 @dataclass(frozen=True)
+class ServerSettings:
+    """The vLLM settings a simulated endpoint's figures depend on (see sim.kv_cache)."""
+
+    kv_cache_dtype: str = "auto"
+    gpu_memory_utilization: float = 0.9  # vLLM's default
+
+
+@dataclass(frozen=True)
 class SimSpec:
     """How the built-in simulator serves one endpoint."""
 
@@ -89,9 +97,21 @@ class SimSpec:
     quality: float = 0.8  # 0..1: how good its answers are
     power_limit_w: float = 600.0
     gpu_name: str = "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"
-    kv_cache_dtype: str = "auto"  # shown in /metrics' cache_config_info; it changes no timing
+    # What it serves; decode_tps, concurrency_curve and vram_used_mib were measured with
+    # measured_with (None: these same settings), and sim.kv_cache moves them by the difference.
+    kv_cache_dtype: str = ServerSettings.kv_cache_dtype
+    gpu_memory_utilization: float = ServerSettings.gpu_memory_utilization
+    measured_with: ServerSettings | None = None
     seed: int = 0
     faults: FaultSpec = field(default_factory=FaultSpec)
+
+    @property
+    def served(self) -> ServerSettings:
+        return ServerSettings(self.kv_cache_dtype, self.gpu_memory_utilization)
+
+    @property
+    def measured(self) -> ServerSettings:
+        return self.measured_with or self.served
 
 
 @dataclass(frozen=True)
@@ -293,6 +313,15 @@ def _read_faults(table: Table | None) -> FaultSpec:
     return spec
 
 
+def _kv_cache_dtype(value: object) -> str | None:
+    return value if isinstance(value, str) and value in KV_CACHE_DTYPES else None
+
+
+_KV_CACHE_DTYPE = "one of " + ", ".join(KV_CACHE_DTYPES)
+_utilization = a_number(above=0, maximum=1)
+_UTILIZATION = "a share of the GPU's memory > 0 and <= 1"
+
+
 def _read_sim(table: Table | None) -> SimSpec | None:
     if table is None:
         return None
@@ -317,16 +346,36 @@ def _read_sim(table: Table | None) -> SimSpec | None:
         power_limit_w=table.get("power_limit_w", positive, "a number of watts > 0", 600.0),
         gpu_name=table.get("gpu_name", a_string, "a non-empty string", SimSpec.gpu_name),
         kv_cache_dtype=table.get(
-            "kv_cache_dtype",
-            lambda v: v if v in KV_CACHE_DTYPES else None,
-            "one of " + ", ".join(KV_CACHE_DTYPES),
-            SimSpec.kv_cache_dtype,
+            "kv_cache_dtype", _kv_cache_dtype, _KV_CACHE_DTYPE, SimSpec.kv_cache_dtype
+        ),
+        gpu_memory_utilization=table.get(
+            "gpu_memory_utilization", _utilization, _UTILIZATION, SimSpec.gpu_memory_utilization
         ),
         seed=table.get("seed", an_int(0), "an integer >= 0", 0),
         faults=_read_faults(table.table("faults")),
     )
+    spec = replace(spec, measured_with=_read_measured_with(table.table("measured_with"), spec))
     table.finish()
     return spec
+
+
+def _read_measured_with(table: Table | None, served: SimSpec) -> ServerSettings | None:
+    """The settings a sim table's figures were measured with; a key left out is the served."""
+    if table is None:
+        return None
+    settings = ServerSettings(
+        kv_cache_dtype=table.get(
+            "kv_cache_dtype", _kv_cache_dtype, _KV_CACHE_DTYPE, served.kv_cache_dtype
+        ),
+        gpu_memory_utilization=table.get(
+            "gpu_memory_utilization",
+            _utilization,
+            _UTILIZATION,
+            served.gpu_memory_utilization,
+        ),
+    )
+    table.finish()
+    return settings
 
 
 def _read_slo(table: Table | None, base: SloTargets) -> SloTargets:

@@ -66,12 +66,30 @@ class PhasePlan:
 
 
 @dataclass(frozen=True, slots=True)
+class EndpointConfig:
+    """What an endpoint's server and GPU said of themselves at run start: the manifest's
+    ``configuration`` (bench.provenance) in brief, for the views of a run that has no manifest
+    at hand. None where nothing answered; every text came from outside."""
+
+    endpoint_id: str
+    server_version: str | None = None
+    model_root: str | None = None
+    max_model_len: int | None = None
+    kv_cache_dtype: str | None = None
+    gpu_name: str | None = None
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunStarted:
     t: float
     run_id: str
     run_name: str
     endpoints: tuple[EndpointInfo, ...]
     phases: tuple[PhasePlan, ...]
+    # Empty in a run recorded before it was carried, in an import, or where probing failed.
+    configuration: tuple[EndpointConfig, ...] = ()
 
     @property
     def total_requests(self) -> int | None:
@@ -327,6 +345,7 @@ def from_dict(body: dict[str, Any]) -> Event:
     if cls is RunStarted:
         body["endpoints"] = tuple(EndpointInfo(**e) for e in body["endpoints"])
         body["phases"] = tuple(PhasePlan(**p) for p in body["phases"])
+        body["configuration"] = tuple(EndpointConfig(**c) for c in body.get("configuration", ()))
     known = {f.name for f in fields(cls)}
     unknown = set(body) - known
     if unknown:

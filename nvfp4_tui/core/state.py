@@ -27,6 +27,7 @@ from nvfp4_tui.core.endpoint_state import (
     request_end_t,
 )
 from nvfp4_tui.core.events import (
+    EndpointConfig,
     EndpointStatus,
     Event,
     GpuSample,
@@ -57,6 +58,7 @@ class FleetState:
         self.finish_message: str | None = None
         self.total_requests: int | None = None
         self.endpoints: dict[str, EndpointState] = {}  # in the order RunStarted listed them
+        self.configuration: dict[str, EndpointConfig] = {}  # what each server said at start
         self.gpus: dict[int, GpuTrack] = {}  # by GPU index, whether or not an endpoint names it
         self.last_t: float | None = None  # the latest moment any event speaks of
         self.dropped = 0  # events naming an unknown endpoint, or arriving before RunStarted
@@ -109,6 +111,7 @@ class FleetState:
         self.started_t, self.finished_t = event.t, None
         self.status, self.finish_message = "running", None
         self.total_requests = event.total_requests
+        self.configuration = {c.endpoint_id: c for c in event.configuration}
         self.figures = LeaderboardFold()
         self.endpoints = {
             info.id: EndpointState(

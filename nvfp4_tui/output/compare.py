@@ -527,7 +527,9 @@ def _notes(comparison: Comparison) -> list[str]:
 
 
 def _load_json(load: Load, label: str) -> dict[str, Any]:
-    return {"kind": load.kind, "value": load.value, "label": label}
+    # A concurrency counts requests: 4, where a rate is requests/s: 2.5.
+    value = int(load.value) if load.kind == "concurrency" else load.value
+    return {"kind": load.kind, "value": value, "label": label}
 
 
 def comparison_json(comparison: Comparison) -> dict[str, Any]:

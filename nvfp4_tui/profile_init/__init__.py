@@ -19,7 +19,7 @@ from nvfp4_tui.profile_init.probe import addresses, drafts_from_probe, parse_por
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    """What ``init`` wrote: the endpoints, and a line for each endpoint it left out."""
+    """What ``init`` wrote: the endpoints, and a line for each endpoint or service left out."""
 
     endpoints: tuple[EndpointDraft, ...]
     left_out: tuple[str, ...] = ()
@@ -41,7 +41,7 @@ def init_profile(
         text = render_profile(
             safe_text(compose.stem), str(compose), fleet.drafts, fleet.max_num_seqs
         )
-        written = Written(fleet.drafts)
+        written = Written(fleet.drafts, fleet.skipped)
     else:
         described = f"{','.join(hosts)} ports {ports}" + (f" and {len(urls)} URLs" if urls else "")
         drafts, left_out = drafts_from_probe(addresses(hosts, parse_ports(ports), urls), described)

@@ -8,6 +8,7 @@ served name, context, batch cap and KV cache dtype from the environment or the c
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -17,18 +18,36 @@ import yaml
 
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.profile_init.draft import EndpointDraft, an_id, is_count, safe_text, settle
+from nvfp4_tui.profile_init.model_class import guess_class
 
 _MAX_COMPOSE_BYTES = 4 * 1024 * 1024
 # Values a compose file may hold once its aliases are written out: thousands for a large fleet.
 _MAX_YAML_NODES = 200_000
 
+# Compose's interpolation of a host variable: $NAME, ${NAME}, ${NAME:-default}, ${NAME?error}.
+_ENV_REFERENCE = re.compile(
+    r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?:[:?-][^}]*)?\})"
+)
+
 YamlValue = str | list["YamlValue"] | dict[str, "YamlValue"] | None
+
+
+# Signs that a service runs vLLM, besides a model path: its own flags and variables.
+_VLLM_FLAGS = (
+    "--served-model-name",
+    "--kv-cache-dtype",
+    "--max-model-len",
+    "--max-num-seqs",
+    "--gpu-memory-utilization",
+    "--tensor-parallel-size",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class ComposeFleet:
     drafts: tuple[EndpointDraft, ...]
     max_num_seqs: int | None  # the smallest cap among the services, where any says
+    skipped: tuple[str, ...] = ()  # a line for each service that is no model server
 
 
 class _Service:
@@ -150,6 +169,18 @@ class _Service:
             return self.args[self.args.index("serve") + 1]
         return self.flag("--model")
 
+    def serves_a_model(self) -> bool:
+        """Whether this looks like a vLLM server: a model path, a vLLM image, entrypoint or
+        command, or vLLM's own flags or variables (a Prometheus or nginx has none of them)."""
+        if self.model_path() is not None or "SERVED_MODEL_NAME" in self.env:
+            return True
+        if any(name.startswith("VLLM_") for name in self.env):
+            return True
+        if any(arg.split("=")[0] in _VLLM_FLAGS for arg in self.args):
+            return True
+        named = [self.raw.get("image"), self.raw.get("entrypoint"), *self.args]
+        return "vllm" in " ".join(str(x) for x in named if x is not None).lower()
+
     def mounted_from(self, container_path: str) -> str | None:
         """The host folder a volume mounts at ``container_path``: it names the model."""
         for volume in self.raw.get("volumes") or []:
@@ -172,6 +203,21 @@ def _gpu(service: _Service, notes: list[str]) -> int | str:
         first = gpus[0]
         return int(first) if is_count(first) else "auto"
     return "auto"
+
+
+def _api_key(service: _Service) -> tuple[str | None, bool]:
+    """The variable a client on this host can read the server's key from, and whether the
+    server wants one. ``--api-key ${NAME}`` (or ``VLLM_API_KEY: $NAME``) is read by compose from
+    the host's environment, as is a ``VLLM_API_KEY`` passed on without a value; a key written in
+    the file itself is in no variable, and the profile never holds a key."""
+    found = service.setting("VLLM_API_KEY", "--api-key")
+    if found is None:
+        return None, False
+    value, key = found
+    if value == "" and key.startswith(".environment"):
+        return "VLLM_API_KEY", True
+    reference = _ENV_REFERENCE.fullmatch(value.strip())
+    return (reference.group(1) or reference.group(2) if reference else None), True
 
 
 def _draft(service: _Service) -> tuple[EndpointDraft, int | None]:
@@ -207,7 +253,7 @@ def _draft(service: _Service) -> tuple[EndpointDraft, int | None]:
             "endpoint, so [run] concurrency stays within the smallest"
         )
     gpu = _gpu(service, notes)
-    keyed = "VLLM_API_KEY" in service.env or service.flag("--api-key") is not None
+    key_env, keyed = _api_key(service)
     draft = EndpointDraft(
         id=an_id(safe_text(service.name)),
         label=safe_text(label),
@@ -215,8 +261,10 @@ def _draft(service: _Service) -> tuple[EndpointDraft, int | None]:
         model=safe_text(model),
         gpu=gpu,
         notes=tuple(notes),
-        api_key_env="VLLM_API_KEY" if keyed else None,
+        api_key_env=key_env,
         model_note=model_note,
+        wants_api_key=keyed,
+        class_guess=guess_class(label, model_path, model),
     )
     return draft, max_num_seqs
 
@@ -275,10 +323,20 @@ def read_compose(path: Path) -> ComposeFleet:
     services = root.get("services") if isinstance(root, dict) else None
     if not isinstance(services, dict) or not services:
         raise ConfigError([f"{path}: services: missing; expected a mapping of services"])
-    drafted = [_draft(_Service(path, str(name), raw)) for name, raw in services.items()]
+    read = [_Service(path, str(name), raw) for name, raw in services.items()]
+    skipped = tuple(
+        f"{s.key}: skipped; no model path, vLLM image or vLLM command: not a model server"
+        for s in read
+        if not s.serves_a_model()
+    )
+    drafted = [_draft(service) for service in read if service.serves_a_model()]
+    if not drafted:
+        raise ConfigError([f"{path}: services: none serves a model; {skipped[0]}"])
     drafts = [draft for draft, _ in drafted]
     ports = [draft.url.rsplit(":", 1)[1] for draft in drafts]
     caps = [cap for _, cap in drafted if cap is not None]
     return ComposeFleet(
-        drafts=tuple(settle(drafts, ports)), max_num_seqs=min(caps) if caps else None
+        drafts=tuple(settle(drafts, ports)),
+        max_num_seqs=min(caps) if caps else None,
+        skipped=skipped,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.profile_init.model_class import ClassGuess
 
 # The seed's two load levels; a level above a server's max_num_seqs only queues in the server.
 SEED_CONCURRENCY = (1, 4)
@@ -71,6 +73,8 @@ class EndpointDraft:
     notes: tuple[str, ...] = ()  # comment lines written above the table
     api_key_env: str | None = None
     model_note: str | None = None  # written beside ``model`` when the name is a guess
+    wants_api_key: bool = False  # the server was started with a key (from any source)
+    class_guess: ClassGuess | None = None  # from the model's names; written as a guess
 
 
 def settle(drafts: Sequence[EndpointDraft], suffixes: Sequence[str]) -> list[EndpointDraft]:
@@ -118,9 +122,28 @@ def _endpoint_lines(draft: EndpointDraft) -> list[str]:
         lines.append(f"gpu = {toml_string(draft.gpu)}")
     if draft.api_key_env:
         lines.append(f"api_key_env = {toml_string(draft.api_key_env)}  # the key is read from it")
-    lines.append(
-        '# class = "moe"  # or "dense" (the default); active_params_b, experts: for figures'
-    )
+    elif draft.wants_api_key:
+        lines += [
+            "# The server wants an API key, written in the compose file itself: put it in an",
+            "# environment variable, name it here and remove the '#'.",
+            '# api_key_env = "VLLM_API_KEY"',
+        ]
+    return lines + _class_lines(draft.class_guess)
+
+
+def _class_lines(guess: ClassGuess | None) -> list[str]:
+    if guess is None:
+        return [
+            '# class = "moe"  # or "dense" (the default); active_params_b, experts: for figures'
+        ]
+    lines = [
+        f"# A guess from the name {toml_string(guess.name)} ({guess.why}): check it.",
+        f"class = {toml_string(guess.model_class)}",
+    ]
+    if guess.active_params_b is not None:
+        lines.append(f"active_params_b = {guess.active_params_b}")
+    if guess.experts is not None:
+        lines.append(f"experts = {guess.experts}")
     return lines
 
 
@@ -158,13 +181,19 @@ def check_out(out: Path, force: bool) -> None:
 def write_profile(text: str, out: Path, force: bool) -> None:
     """Write ``text`` to ``out`` once it loads as a profile; never over a file without ``force``."""
     check_out(out, force)
-    temporary = out.with_name(f".{out.name}.init-tmp")
+    temporary: Path | None = None
     try:
-        temporary.write_text(text, encoding="utf-8")
+        # A new file (O_EXCL) of a name no one could have prepared, never one already there.
+        fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".init-tmp", dir=out.parent)
+        temporary = Path(name)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            os.fchmod(file.fileno(), 0o644)  # a profile, not a secret: readable as usual
+            file.write(text)
         # The written file must run unchanged; loading it here catches a draft that would not.
         load_profile(temporary)
         os.replace(temporary, out)
     except OSError as e:
         raise ConfigError([f"{out}: cannot write: {e.strerror or e}"]) from None
     finally:
-        temporary.unlink(missing_ok=True)
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ import aiohttp
 from nvfp4_tui.config.profile import Endpoint
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.profile_init.draft import EndpointDraft, an_id, is_count, safe_text, settle
+from nvfp4_tui.profile_init.model_class import guess_class
 from nvfp4_tui.telemetry.nvml import NvmlSource, TelemetryUnavailable, resolve_gpu
 from nvfp4_tui.telemetry.prometheus import read_at_most
 
@@ -184,6 +185,7 @@ def _draft(
         model=first.id,
         gpu="auto" if gpu is None else gpu,
         notes=tuple(notes),
+        class_guess=guess_class(first.id, first.root),
     )
 
 

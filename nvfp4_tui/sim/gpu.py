@@ -16,6 +16,7 @@ from random import Random
 from typing import Any
 
 from nvfp4_tui.config.profile import SimSpec
+from nvfp4_tui.sim.kv_cache import vram_used_mib
 
 POWER_TAU_S = 1.0
 TEMPERATURE_TAU_S = 30.0
@@ -49,6 +50,7 @@ class SimGpu:
         self.spec = spec
         self.index = index
         self.uuid = gpu_uuid(spec.gpu_name, index, spec.seed)
+        self._vram_used_mib = vram_used_mib(spec)
         self._integrals = integrals
         self._clock = clock
         self._time_scale = time_scale
@@ -91,7 +93,7 @@ class SimGpu:
             "gpu": self.index,
             "name": self.spec.gpu_name,
             "uuid": self.uuid,
-            "vram_used_mib": self.spec.vram_used_mib + round(min(batch, FULL_BATCH)) * 2.0,
+            "vram_used_mib": self._vram_used_mib + round(min(batch, FULL_BATCH)) * 2.0,
             "vram_total_mib": self.spec.vram_total_mib,
             "util_gpu_pct": round(min(max(util, 0.0), 100.0), 1),
             "util_mem_pct": round(busy * (55.0 + 25.0 * fill), 1),

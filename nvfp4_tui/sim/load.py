@@ -14,8 +14,9 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from nvfp4_tui.sim.kv_cache import KV_POOL_TOKENS_8BIT
+
 DEFAULT_MAX_NUM_SEQS = 256
-DEFAULT_KV_CAPACITY_TOKENS = 524_288  # a 96 GB card at 128K context with FP8 KV, roughly
 
 
 class EndpointLoad:
@@ -24,7 +25,7 @@ class EndpointLoad:
         clock: Callable[[], float],
         *,
         max_num_seqs: int = DEFAULT_MAX_NUM_SEQS,
-        kv_capacity_tokens: int = DEFAULT_KV_CAPACITY_TOKENS,
+        kv_capacity_tokens: int = KV_POOL_TOKENS_8BIT,
     ) -> None:
         self._clock = clock
         self.max_num_seqs = max_num_seqs

@@ -13,6 +13,8 @@ from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from nvfp4_tui.config.profile import ServerSettings
+from nvfp4_tui.sim.kv_cache import KV_BLOCK_SIZE
 from nvfp4_tui.sim.load import EndpointLoad
 
 TTFT_BUCKETS_S = (
@@ -29,29 +31,26 @@ E2E_BUCKETS_S = (
 )  # fmt: skip
 _LABEL = ["model_name"]
 CACHE_CONFIG_INFO = "vllm:cache_config_info"
-# The cache settings the simulator reports beside the dtype, as a vLLM started with its
-# defaults would (labels only: no simulated timing depends on them).
-SIM_BLOCK_SIZE = 16
-SIM_GPU_MEMORY_UTILIZATION = 0.9
 
 
 class _LoadCollector(Collector):
     """Gauges and counters read from the live load at scrape time (one source of truth, and
     no per-token metric calls on the hot path)."""
 
-    def __init__(self, model: str, load: EndpointLoad, kv_cache_dtype: str) -> None:
+    def __init__(self, model: str, load: EndpointLoad, settings: ServerSettings) -> None:
         self._model = model
         self._load = load
-        self._kv_cache_dtype = kv_cache_dtype
+        self._settings = settings
 
     def collect(self) -> Iterator[Metric]:
         load = self._load
         # vLLM exposes its cache config as an info-style gauge: value 1, the settings as labels.
         cache_config = {
-            "block_size": str(SIM_BLOCK_SIZE),
-            "cache_dtype": self._kv_cache_dtype,
+            "block_size": str(KV_BLOCK_SIZE),
+            "cache_dtype": self._settings.kv_cache_dtype,
             "enable_prefix_caching": "True",
-            "gpu_memory_utilization": str(SIM_GPU_MEMORY_UTILIZATION),
+            "gpu_memory_utilization": str(self._settings.gpu_memory_utilization),
+            "num_gpu_blocks": str(load.kv_capacity_tokens // KV_BLOCK_SIZE),
         }
         info = GaugeMetricFamily(
             CACHE_CONFIG_INFO,
@@ -90,7 +89,9 @@ class _LoadCollector(Collector):
 class SimMetrics:
     """The endpoint's registry: latency histograms, plus the load's gauges and counters."""
 
-    def __init__(self, model: str, load: EndpointLoad, kv_cache_dtype: str = "auto") -> None:
+    def __init__(
+        self, model: str, load: EndpointLoad, settings: ServerSettings | None = None
+    ) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
         self.ttft_s = Histogram(
@@ -105,7 +106,7 @@ class SimMetrics:
             "vllm:e2e_request_latency_seconds", "End-to-end request latency.", _LABEL,
             buckets=E2E_BUCKETS_S, registry=r,
         ).labels(model)  # fmt: skip
-        r.register(_LoadCollector(model, load, kv_cache_dtype))
+        r.register(_LoadCollector(model, load, settings or ServerSettings()))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

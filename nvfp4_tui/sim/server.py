@@ -32,6 +32,7 @@ from nvfp4_tui.config.profile import Endpoint, FaultSpec
 from nvfp4_tui.sim.answers import Answer, ChatRequest, Piece, compose
 from nvfp4_tui.sim.faults import FaultPlan, draw_faults, faults_from_json, faults_to_json
 from nvfp4_tui.sim.gpu import SimGpu
+from nvfp4_tui.sim.kv_cache import kv_capacity_tokens
 from nvfp4_tui.sim.load import DEFAULT_MAX_NUM_SEQS, EndpointLoad, PrefixCache
 from nvfp4_tui.sim.metrics import SimMetrics
 from nvfp4_tui.sim.schedule import expected_ttft_s, token_interval_s
@@ -159,8 +160,12 @@ class SimEndpoint:
         self.spec = endpoint.sim
         self.time_scale = time_scale
         self.faults: FaultSpec = self.spec.faults
-        self.load = EndpointLoad(time.monotonic, max_num_seqs=max_num_seqs)
-        self.metrics = SimMetrics(endpoint.model, self.load, self.spec.kv_cache_dtype)
+        self.load = EndpointLoad(
+            time.monotonic,
+            max_num_seqs=max_num_seqs,
+            kv_capacity_tokens=kv_capacity_tokens(self.spec),
+        )
+        self.metrics = SimMetrics(endpoint.model, self.load, self.spec.served)
         self.gpu = SimGpu(self.spec, gpu_index, self.load.integrals, time.monotonic, time_scale)
         self._prefix_cache = PrefixCache()
         self._answers: OrderedDict[str, Answer] = OrderedDict()
@@ -362,12 +367,13 @@ class SimEndpoint:
             # a request that queued for a slot starts its prefill when it gets one.
             start = loop.time() if queued else job.arrived
             deadline = start + expected_ttft_s(self.spec, job.prompt_tokens, concurrency) / scale
-            deadline += (pieces[0].tokens - 1) * token_interval_s(self.spec, concurrency) / scale
+            first_interval = token_interval_s(self.spec, concurrency, self.load.kv_tokens)
+            deadline += (pieces[0].tokens - 1) * first_interval / scale
             drip_s = self.faults.drip_s / scale
             last_emit = job.arrived
             for index, piece in enumerate(pieces):
                 if index > 0:
-                    interval = token_interval_s(self.spec, self.load.running)
+                    interval = token_interval_s(self.spec, self.load.running, self.load.kv_tokens)
                     deadline += piece.tokens * interval / scale
                 deadline += drip_s
                 if index == job.plan.stall_at:

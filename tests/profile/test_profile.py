@@ -8,7 +8,13 @@ import pytest
 
 from nvfp4_tui.cli import main
 from nvfp4_tui.config import DEMO_PROFILE
-from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides, with_urls
+from nvfp4_tui.config.profile import (
+    ConfigError,
+    ServerSettings,
+    load_profile,
+    with_overrides,
+    with_urls,
+)
 
 PROFILES = Path(__file__).resolve().parents[2] / "profiles"
 
@@ -50,6 +56,18 @@ def test_demo_profile_is_simulated_with_seed_figures() -> None:
     assert figures["Gemma4-31B"] == (50.0, 94210)
     assert len(figures) == 7
     assert profile.run.concurrency == (1, 4)
+
+
+def test_a_sim_measured_with_other_settings_keeps_the_served_where_it_says_none(
+    tmp_path: Path,
+) -> None:
+    sim = "[endpoint.sim]\ndecode_tps = 9\ngpu_memory_utilization = 0.8\n"
+    (plain,) = load_profile(write(tmp_path, GOOD + sim)).endpoints
+    assert plain.sim is not None
+    assert plain.sim.measured == plain.sim.served == ServerSettings("auto", 0.8)
+    sim += 'measured_with = { kv_cache_dtype = "fp8" }\n'
+    (other,) = load_profile(write(tmp_path, GOOD + sim)).endpoints
+    assert other.sim is not None and other.sim.measured == ServerSettings("fp8", 0.8)
 
 
 def test_url_is_normalised_and_overrides_apply(tmp_path: Path) -> None:
@@ -163,6 +181,18 @@ BAD = [
         'class = "moe"\n[endpoint.sim]\ndecode_tps = 9\nkv_cache_dtype = "fp4"',
         "endpoint[0].sim.kv_cache_dtype: expected one of auto, bfloat16, fp8, fp8_e4m3, "
         'fp8_e5m2, fp8_inc, got "fp4"',
+    ),
+    (
+        'class = "moe"',
+        'class = "moe"\n[endpoint.sim]\ndecode_tps = 9\nmeasured_with = { kv_cache_dtype = 8 }',
+        "endpoint[0].sim.measured_with.kv_cache_dtype: expected one of auto, bfloat16, fp8, "
+        "fp8_e4m3, fp8_e5m2, fp8_inc, got 8",
+    ),
+    (
+        'class = "moe"',
+        'class = "moe"\n[endpoint.sim]\ndecode_tps = 9\ngpu_memory_utilization = 1.5',
+        "endpoint[0].sim.gpu_memory_utilization: expected a share of the GPU's memory > 0 and "
+        "<= 1, got 1.5",
     ),
     (
         'class = "moe"',

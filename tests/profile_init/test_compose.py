@@ -49,7 +49,18 @@ def test_the_seed_compose_file_gives_its_seven_endpoints(tmp_path: Path) -> None
     assert {e.model for e in endpoints} == {"current"}
     assert endpoints[0].id == "moe-qwen36"
     assert endpoints[0].label == "Qwen3.6-35B-A3B-NVFP4"
+    # Classes guessed from the weights' folder names, as the seed's write-up has them.
+    assert [(e.model_class, e.active_params_b) for e in endpoints] == [
+        ("moe", 3.0),
+        ("moe", 3.8),
+        ("moe", 3.8),
+        ("dense", 27.0),
+        ("dense", 27.0),
+        ("dense", 31.0),
+        ("moe", 3.8),  # supergemma4-26b: the gemma 4 26B family, though its name says no A4B
+    ]
     text = out.read_text()
+    assert text.count("# A guess from the name") == 7
     assert "max_num_seqs 4" in text and "KV cache fp8" in text and "max_model_len 131072" in text
     # The smallest cap (4, dense-gemma31) keeps the seed's levels 1 and 4.
     assert profile.run.concurrency == (1, 4)
@@ -82,17 +93,98 @@ services:
     text = (tmp_path / "p.toml").read_text()
     assert "secret-never-written" not in text
     big, small = load_profile(tmp_path / "p.toml").endpoints
+    # The key is written in the compose file, so in no variable the profile could name.
     assert (big.url, big.model, big.gpu, big.api_key_env) == (
         "http://127.0.0.1:18000",
         "llama70",
         2,
-        "VLLM_API_KEY",
+        None,
     )
+    assert '# api_key_env = "VLLM_API_KEY"' in text and "wants an API key" in text
     assert "GPUs 2,3" in text and "max_model_len 32768" in text
     # GPU 2 is taken: a profile gives a GPU one pane, so the second is resolved at run time.
     assert (small.url, small.model, small.gpu) == ("http://127.0.0.1:8001", "tiny", "auto")
     # max_num_seqs 2 leaves only the first of the seed's levels.
     assert load_profile(tmp_path / "p.toml").run.concurrency == (1,)
+
+
+@pytest.mark.parametrize(
+    ("setting", "api_key_env"),
+    [
+        ('command: ["--api-key", "${BENCH_KEY}"]', "BENCH_KEY"),
+        ('command: ["--api-key=$BENCH_KEY"]', "BENCH_KEY"),
+        ('command: ["--api-key", "${BENCH_KEY:-dev}"]', "BENCH_KEY"),
+        ('command: ["--api-key", "sk-literal-never-written"]', None),
+        ("environment: [MODEL_PATH=/m/x, PORT=8016, VLLM_API_KEY]", "VLLM_API_KEY"),
+        # $$ is compose's escape for a literal $: this key is written in the file.
+        ("environment: {MODEL_PATH: /m/x, PORT: 8016, VLLM_API_KEY: $$HOST_KEY}", None),
+        ("environment: {MODEL_PATH: /m/x, PORT: 8016, VLLM_API_KEY: '${HOST_KEY}'}", "HOST_KEY"),
+    ],
+)
+def test_the_api_key_is_named_only_where_a_client_can_read_it(
+    tmp_path: Path, setting: str, api_key_env: str | None
+) -> None:
+    service = "services:\n  a:\n    " + setting + "\n"
+    if "environment" not in setting:
+        service += "    environment: [MODEL_PATH=/m/x, PORT=8016]\n"
+    assert _init(tmp_path, service) == 0
+    text = (tmp_path / "p.toml").read_text()
+    assert "never-written" not in text
+    (endpoint,) = load_profile(tmp_path / "p.toml").endpoints
+    assert endpoint.api_key_env == api_key_env
+    assert ('# api_key_env = "VLLM_API_KEY"' in text) == (api_key_env is None)
+
+
+def test_the_temporary_file_is_a_new_one(tmp_path: Path) -> None:
+    # A file planted where a fixed temporary name would be is neither followed nor replaced.
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (tmp_path / ".p.toml.init-tmp").symlink_to(victim)
+    assert _init(tmp_path, ONE_SERVICE) == 0
+    assert victim.read_text() == "keep\n"
+    assert (tmp_path / ".p.toml.init-tmp").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".p.toml.init-tmp",
+        "docker-compose.yml",
+        "p.toml",
+        "victim",
+    ]
+    assert (tmp_path / "p.toml").stat().st_mode & 0o777 == 0o644
+
+
+def test_services_that_serve_no_model_are_skipped_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    others = """\
+  prometheus:
+    image: prom/prometheus:latest
+    ports: ["9090:9090"]
+    command: ["--config.file=/etc/prometheus/prometheus.yml"]
+  grafana:
+    image: grafana/grafana
+    environment: [GF_SECURITY_ADMIN_PASSWORD=admin]
+    ports: ["3000:3000"]
+  proxy:
+    image: nginx:alpine
+    ports: ["80:80"]
+  served:
+    image: vllm/vllm-openai:latest
+    command: ["--model", "Qwen/Qwen3-30B-A3B", "--port", "8001"]
+    ports: ["8001:8001"]
+"""
+    assert _init(tmp_path, ONE_SERVICE + others) == 0
+    out = capsys.readouterr().out
+    (first, served) = load_profile(tmp_path / "p.toml").endpoints
+    assert (first.id, served.id, served.url) == ("moe-qwen36", "served", "http://127.0.0.1:8001")
+    assert (served.model_class, served.active_params_b) == ("moe", 3.0)
+    for name in ("prometheus", "grafana", "proxy"):
+        assert f"services.{name}: skipped; no model path, vLLM image or vLLM command" in out
+    assert "class moe (a guess)" in out
+
+    compose = "services:\n" + others.split("  served:")[0]
+    assert _init(tmp_path, compose, "--force") == USAGE
+    err = capsys.readouterr().err
+    assert "services: none serves a model; services.prometheus: skipped" in err
 
 
 # Nine levels of ten aliases each: a billion strings once written out, a few hundred bytes here.

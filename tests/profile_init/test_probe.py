@@ -58,7 +58,12 @@ async def test_init_against_the_simulator_writes_a_profile_that_runs(
         # Both ports belong to this one process, so the second cannot have GPU 1 too.
         assert second.gpu == "auto" and "shares GPU 1" in out.read_text()
         assert (second.id, second.model) == ("qwen3.5-27b", "qwen3.5-27b")
-        assert "max_model_len" in out.read_text()
+        text = out.read_text()
+        assert "max_model_len" in text
+        # "current" tells nothing of the model; "qwen3.5-27b" tells a size and no experts.
+        assert '# class = "moe"  # or "dense"' in text
+        assert (second.model_class, second.active_params_b) == ("dense", 27.0)
+        assert '# A guess from the name "qwen3.5-27b"' in text
 
         run = replace(profile.run, suites=("english",), concurrency=(1,), requests=1)
         run = replace(run, max_tokens=32, warmup=False)

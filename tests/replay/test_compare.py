@@ -280,14 +280,16 @@ def test_two_simulated_runs_compare_on_decode_speed_and_throughput_per_level(
     assert by_level[("a", "c=4")].relative == pytest.approx(-0.2)
 
     assert main(["compare", str(a), str(b), "--format", "json"]) == 0
-    body = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    body = json.loads(out)
     assert set(body) == {
         "run_a", "run_b", "alpha", "tests", "effect_size", "speed", "metrics", "missing",
         "configuration_changes", "only_a", "only_b", "cells", "levels", "vram",
     }  # fmt: skip
     assert (body["speed"], body["effect_size"]) == ("decode_tps", "cliffs_delta")
     cell = body["cells"][0]
-    assert cell["load"] == {"kind": "concurrency", "value": 1.0, "label": "c=1"}
+    assert cell["load"] == {"kind": "concurrency", "value": 1, "label": "c=1"}
+    assert '"value": 1,' in out  # a count of requests, not 1.0
     assert set(cell["metrics"]) == {"quality", "decode_tps", "ttft_p50_s"}
     assert set(cell["metrics"]["decode_tps"]) == {
         "column", "summary", "a", "b", "n_a", "n_b", "delta", "relative_change",

@@ -20,10 +20,12 @@ from nvfp4_tui.cli import main
 from nvfp4_tui.config import DEMO_PROFILE
 from nvfp4_tui.config.profile import Profile, load_profile, with_urls
 from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.output.report import provenance_table
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sim.server import MAX_MODEL_LEN, SIM_SERVER_VERSION, SimEndpoint
 from nvfp4_tui.store.manifest import read_manifest
+from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.telemetry.simulated import SimGpuSource
 
 
@@ -77,21 +79,34 @@ async def test_manifest_says_what_each_endpoint_ran(
     text = json.dumps(fp8["profile"], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     assert fp8["profile_sha256"] == hashlib.sha256(text.encode()).hexdigest()
 
-    # compare names the change before any figure; nothing else in the setup differs.
+    # compare names the change before any figure; nothing else in the setup differs but the
+    # cache's capacity, which its dtype sets.
     where = f"GPU {entry['gpu']} ({entry['label']})"
-    assert config_differences(fp8, auto) == [f"kv_cache_dtype: fp8 → auto on {where}"]
+    changed = [
+        f"kv_cache_dtype: fp8 → auto on {where}",
+        f"num_gpu_blocks: 32768 → 16384 on {where}",
+    ]
+    assert config_differences(fp8, auto) == changed
     assert config_differences(auto, auto) == []
     assert main(["compare", str(tmp_path / "fp8"), str(tmp_path / "auto")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"Configuration changed:\n  kv_cache_dtype: fp8 → auto on {where}\n")
+    assert out.startswith("Configuration changed:\n" + "".join(f"  {c}\n" for c in changed))
     assert main(["compare", str(tmp_path / "auto"), str(tmp_path / "auto")]) == 0
     assert "Configuration changed" not in capsys.readouterr().out
     # For scripts the change is a key, and the output stays one JSON object.
     assert main(["compare", str(tmp_path / "fp8"), str(tmp_path / "auto"), "--format", "json"]) == 0
     body = json.loads(capsys.readouterr().out)
-    assert body["configuration_changes"] == [f"kv_cache_dtype: fp8 → auto on {where}"]
+    assert body["configuration_changes"] == changed
     assert main(["report", str(tmp_path / "fp8")]) == 0
     assert "Configuration" in capsys.readouterr().out
+
+    # A live run has no manifest at hand: RunStarted carries the configuration to the views.
+    state = FleetState()
+    state.apply_all(open_snapshot(tmp_path / "auto").run_events())
+    seen = state.configuration[second]
+    assert (seen.server_version, seen.kv_cache_dtype) == (SIM_SERVER_VERSION, "auto")
+    assert seen.gpu_name == gpu["name"] and seen.max_model_len == MAX_MODEL_LEN
+    assert state.configuration[first].kv_cache_dtype == "fp8"
 
     table = provenance_table(auto)
     assert table is not None
@@ -133,6 +148,23 @@ def test_hostile_manifest_values_are_shown_as_one_plain_line() -> None:
         "kv_cache_dtype: fp8 x → auto on GPU 3 (ab)"
     ]
     assert config_differences(manifest(["fp8"]), manifest("auto")) == []  # not a setting
+
+
+def test_a_change_on_several_endpoints_is_one_line() -> None:
+    def manifest(dtype: str, c_dtype: str) -> dict[str, Any]:
+        entries = {
+            "a": {"label": "A", "gpu": 0, "cache_config": {"cache_dtype": dtype}},
+            "b": {"label": "B", "gpu": 2, "cache_config": {"cache_dtype": dtype}},
+            "c": {"label": "C", "gpu": None, "cache_config": {"cache_dtype": c_dtype}},
+        }
+        return {"configuration": entries}
+
+    assert config_differences(manifest("fp8", "fp8"), manifest("auto", "auto")) == [
+        "kv_cache_dtype: fp8 → auto on GPU 0,2, C"
+    ]
+    assert config_differences(manifest("fp8", "fp8"), manifest("fp8", "auto")) == [
+        "kv_cache_dtype: fp8 → auto on C"
+    ]
 
 
 def test_profile_hash_follows_the_profile() -> None:

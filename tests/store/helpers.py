@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nvfp4_tui.core.events import (
+    EndpointConfig,
     EndpointInfo,
     EndpointStatus,
     Event,
@@ -50,7 +51,14 @@ def one_of_each(t: float = T0) -> list[Event]:
     """One event of every persisted type, each with its own ``t``, in ``t`` order."""
     endpoint = EndpointInfo("gpu0", "Qwen3.6 35B", "http://127.0.0.1:8016", "current", 0, "moe")
     return [
-        RunStarted(t, "r1", "demo «7»", (endpoint,), (PhasePlan("gpu0", "english", 1, 2),)),
+        RunStarted(
+            t,
+            "r1",
+            "demo «7»",
+            (endpoint,),
+            (PhasePlan("gpu0", "english", 1, 2),),
+            (EndpointConfig("gpu0", "0.11.0", kv_cache_dtype="fp8", gpu_name="RTX PRO 6000"),),
+        ),
         PhaseStarted(t + 1, "gpu0", "english", 1, 0),
         GpuSample(t + 2, 0, name="RTX PRO 6000", vram_used_mib=92316.0, power_w=301.5),
         ServerSample(t + 3, "gpu0", kv_cache_pct=12.5, requests_running=1.0),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import typing
 from dataclasses import fields
 from datetime import UTC, datetime
@@ -16,8 +17,11 @@ from hypothesis import strategies as st
 from nvfp4_tui.core.events import (
     GpuSample,
     RequestFinished,
+    RunStarted,
     ServerSample,
     TokenProgress,
+    decode,
+    encode,
 )
 from nvfp4_tui.store.schema import (
     EVENTS_TABLE,
@@ -156,6 +160,16 @@ def test_events_table_holds_type_and_codec_json() -> None:
     assert frame.row(0, named=True)["json"] == (
         '{"t":1796203807.0,"status":"complete","message":null,"type":"RunFinished"}'
     )
+
+
+def test_a_run_started_recorded_before_configuration_was_carried_still_reads() -> None:
+    started = one_of_each()[0]
+    assert isinstance(started, RunStarted) and started.configuration
+    body = json.loads(encode(started))
+    del body["configuration"]  # as a run recorded before it was carried
+    old = decode(json.dumps(body))
+    assert isinstance(old, RunStarted)
+    assert old.configuration == () and old.endpoints == started.endpoints
 
 
 def test_ts_is_the_utc_instant_of_t() -> None:

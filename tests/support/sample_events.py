@@ -15,6 +15,7 @@ import random
 from dataclasses import dataclass
 
 from nvfp4_tui.core.events import (
+    EndpointConfig,
     EndpointInfo,
     EndpointStatus,
     Event,
@@ -35,6 +36,7 @@ START_T = 1_780_000_000.0
 PARTWAY_S = 110.0
 VRAM_TOTAL_MIB = 97887.0
 GPU_NAME = "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"
+SERVER_VERSION = "nvfp4-tui-sim 0.1.0"  # fixed, so that a new release draws the same pictures
 RUN_ID = "20260528-demo-7gpu"
 RUN_NAME = "demo-7gpu"
 SUITES = ("english", "japanese", "math", "coding", "design", "tool_call")
@@ -103,6 +105,21 @@ def _endpoint(
         active_params_b=active_b,
         experts=experts,
         simulated=True,
+    )
+
+
+def _configuration(endpoints: tuple[EndpointInfo, ...]) -> tuple[EndpointConfig, ...]:
+    """What the demo's simulated servers say of themselves (a simulated card names no driver)."""
+    return tuple(
+        EndpointConfig(
+            info.id,
+            server_version=SERVER_VERSION,
+            model_root=info.model,
+            max_model_len=131_072,
+            kv_cache_dtype="fp8",
+            gpu_name=GPU_NAME,
+        )
+        for info in endpoints
     )
 
 
@@ -516,8 +533,9 @@ def sample_events(until_s: float | None = PARTWAY_S) -> list[Event]:
         timeline.extend(pairs)
         timeline.extend(_samplers(spec, requests, end_t, seed))
     kept = sorted((p for p in timeline if p[0] <= end_t), key=lambda p: p[0])
+    endpoints = tuple(s.info for s in FLEET)
     events: list[Event] = [
-        RunStarted(START_T, RUN_ID, RUN_NAME, tuple(s.info for s in FLEET), _plans())
+        RunStarted(START_T, RUN_ID, RUN_NAME, endpoints, _plans(), _configuration(endpoints))
     ]
     events.extend(event for _, event in kept)
     if until_s is None:

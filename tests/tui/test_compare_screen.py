@@ -134,3 +134,38 @@ async def test_legacy_imports_compare_on_e2e_speed_errors_and_vram(tmp_path: Pat
         assert vram.get_row_at(0)[2].plain == "92,862 → 92,862"
         notes = str(app.screen.query_one("#compare-notes", Static).render())
         assert "has no decode tok/s" in notes and "left out, TTFT p50 s" in notes
+
+
+async def test_what_the_configuration_changed_is_said_before_the_table(
+    comparison: Comparison,
+) -> None:
+    assert comparison.configuration_changes == ()  # these runs recorded none
+    app = CompareApp(comparison)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        assert not app.screen.query_one("#compare-config", Static).display
+
+    changes = (
+        "kv_cache_dtype: fp8 → auto on GPU 0,1,2",
+        "num_gpu_blocks: 32768 → 16384 on GPU 0,1,2",
+        "server_version: 0.10.2 → 0.11.0\x1b[31m on GPU 1 (Beta-27B)",
+    )
+    app = CompareApp(replace(comparison, configuration_changes=changes))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        block = app.screen.query_one("#compare-config", Static)
+        assert block.display
+        lines = str(block.render()).splitlines()
+        assert lines == [
+            "changed  kv_cache_dtype: fp8 → auto on GPU 0,1,2",
+            "         num_gpu_blocks: 32768 → 16384 on GPU 0,1,2",
+            "         server_version: 0.10.2 → 0.11.0 on GPU 1 (Beta-27B)",  # no escape
+        ]
+        assert app.screen.query_one("#changes", DataTable).row_count == 6
+
+    many = tuple(f"max_model_len: 4096 → 8192 on GPU {i} (E{i})" for i in range(6))
+    app = CompareApp(replace(comparison, configuration_changes=many))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        lines = str(app.screen.query_one("#compare-config", Static).render()).splitlines()
+        assert len(lines) == 4 and lines[-1].endswith("… and 3 more: `compare A B` lists them")

@@ -1,6 +1,6 @@
-"""CompareScreen: what changed from run A to run B, per endpoint, suite and load level, with
-the significant changes marked as better or worse; under it, aggregate throughput per load level
-and VRAM per GPU.
+"""CompareScreen: what changed from run A to run B: first what differs in their recorded
+configurations, then per endpoint, suite and load level, with the significant changes marked as
+better or worse; under it, aggregate throughput per load level and VRAM per GPU.
 
 The numbers and the tests come from ``nvfp4_tui.output.compare`` (Mann-Whitney U per metric and cell,
 Holm-adjusted over the whole comparison); this screen only lays them out. A change is coloured
@@ -116,6 +116,7 @@ class CompareScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="compare-head")
+        yield Static(id="compare-config")
         # No cursor: a highlighted row would hide the colours that mark its changes.
         table: DataTable = DataTable(id="changes", cursor_type="none", zebra_stripes=True)
         yield table
@@ -143,6 +144,9 @@ class CompareScreen(Screen):
                 (f" of {c.tests} tests", "$text-muted"),
             )
         )
+        config = self.query_one("#compare-config", Static)
+        config.update(_configuration(c.configuration_changes))
+        config.display = bool(c.configuration_changes)
         self.query_one("#compare-notes", Static).update(Content("\n").join(_notes(c)))
         self._fill()
         styles = cell_styles(self.app)
@@ -181,6 +185,21 @@ class CompareScreen(Screen):
         table.border_subtitle = f"{len(cells)} of {len(c.cells)} cells · s: " + (
             "show all" if self.significant_only else "significant only"
         )
+
+
+CONFIG_LINES = 4  # at most, so that the table keeps the screen
+
+
+def _configuration(changes: tuple[str, ...]) -> Content:
+    """What differs between the runs' configurations, said before any figure: it may explain
+    them all."""
+    shown = list(changes)
+    if len(shown) > CONFIG_LINES:
+        more = len(shown) - CONFIG_LINES + 1
+        shown = [*shown[: CONFIG_LINES - 1], f"… and {more} more: `compare A B` lists them"]
+    lines = [Content.assemble(("changed  ", "bold $warning"), one_line(shown[0]))] if shown else []
+    lines += [Content.assemble("         ", one_line(line)) for line in shown[1:]]
+    return Content("\n").join(lines)
 
 
 def _notes(c: Comparison) -> list[Content]:

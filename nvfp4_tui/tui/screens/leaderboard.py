@@ -43,6 +43,7 @@ from nvfp4_tui.tui.readouts import (
 )
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, series_hex, series_rgb
+from nvfp4_tui.tui.widgets.configuration import ConfigurationBlock
 from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
 from nvfp4_tui.tui.widgets.vram_table import VramTable
 
@@ -79,6 +80,7 @@ class LeaderboardScreen(StateScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="lb-head")
+        yield ConfigurationBlock(id="lb-config")
         # A table with focus (tab) has a row cursor: it and the scroll a user set stay put as the
         # tables refresh.
         with VerticalScroll(id="lb-body"):
@@ -135,6 +137,7 @@ class LeaderboardScreen(StateScreen):
                 (switch, "$text-muted"),
             )
         )
+        self.query_one(ConfigurationBlock).show(state, labels)
         self._show_quality(state, board, labels, styles, score_name)
         self._show_speed(board, labels, styles)
         self._show_routes(board, labels, styles, score_name)
