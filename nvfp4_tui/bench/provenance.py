@@ -322,10 +322,10 @@ def config_differences(a_manifest: Mapping[str, Any], b_manifest: Mapping[str, A
         if len(where) == 1:
             lines.append(f"{change} on {_where(*where[0])}")
             continue
-        gpus = [str(e.get("gpu")) for _, e in where if _is_index(e.get("gpu"))]
+        gpus = sorted(e["gpu"] for _, e in where if _is_index(e.get("gpu")))
         named = [_where(i, e) for i, e in where if not _is_index(e.get("gpu"))]
         lines.append(
-            f"{change} on " + ", ".join([*(["GPU " + ",".join(gpus)] if gpus else []), *named])
+            f"{change} on " + ", ".join([*(["GPU " + ",".join(map(str, gpus))] if gpus else []), *named])
         )
     return lines
 

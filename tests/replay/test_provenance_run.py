@@ -153,8 +153,9 @@ def test_hostile_manifest_values_are_shown_as_one_plain_line() -> None:
 def test_a_change_on_several_endpoints_is_one_line() -> None:
     def manifest(dtype: str, c_dtype: str) -> dict[str, Any]:
         entries = {
-            "a": {"label": "A", "gpu": 0, "cache_config": {"cache_dtype": dtype}},
+            # The manifest keeps the endpoints in the profile's order; the line reads by GPU.
             "b": {"label": "B", "gpu": 2, "cache_config": {"cache_dtype": dtype}},
+            "a": {"label": "A", "gpu": 0, "cache_config": {"cache_dtype": dtype}},
             "c": {"label": "C", "gpu": None, "cache_config": {"cache_dtype": c_dtype}},
         }
         return {"configuration": entries}
