@@ -325,7 +325,8 @@ def config_differences(a_manifest: Mapping[str, Any], b_manifest: Mapping[str, A
         gpus = sorted(e["gpu"] for _, e in where if _is_index(e.get("gpu")))
         named = [_where(i, e) for i, e in where if not _is_index(e.get("gpu"))]
         lines.append(
-            f"{change} on " + ", ".join([*(["GPU " + ",".join(map(str, gpus))] if gpus else []), *named])
+            f"{change} on "
+            + ", ".join([*(["GPU " + ",".join(map(str, gpus))] if gpus else []), *named])
         )
     return lines
 
