@@ -1,8 +1,7 @@
 """EndpointState: everything the events say about one endpoint.
 
-Counts, the durable statistics of its requests (decode and e2e moments), bounded rings of
-recent requests and history points, its phases' progress and ETA, and the transient live
-decode rate that ``TokenProgress`` sets. ``FleetState.apply`` is the only
+Counts, bounded rings of recent requests and history points, its phases' progress and ETA,
+and the transient live decode rate that ``TokenProgress`` sets. ``FleetState.apply`` is the only
 writer: it hands each event that names this endpoint to ``step``.
 """
 
@@ -47,7 +46,7 @@ from nvfp4_tui.core.readouts import (
     TtftPoint,
 )
 from nvfp4_tui.core.slo import Load, LoadTracker
-from nvfp4_tui.core.stats import RunningStats, StatsSummary, finite, percentile
+from nvfp4_tui.core.stats import StatsSummary, finite, percentile
 
 RECENT_REQUESTS_LEN = 100
 RECENT_STATS_N = 200  # the "recent" TTFT percentile looks at this many requests
@@ -122,8 +121,6 @@ class EndpointState:
         self._e2e_recent_s: deque[float] = deque(maxlen=RECENT_DECODE_N)
         # (load level, decode tok/s) of the last requests that did not fail.
         self._decode_recent: deque[tuple[Load, float]] = deque(maxlen=RECENT_DECODE_N)
-        self.decode_tps_stats = RunningStats()
-        self.e2e_tps_stats = RunningStats()
         self.last_error: ErrorInfo | None = None
         self.last_answer: AnswerText | None = None
         self.recent_requests: deque[RequestRow] = deque(maxlen=RECENT_REQUESTS_LEN)
@@ -451,8 +448,4 @@ class EndpointState:
             self._decode_recent.append(
                 (Load.of(event.concurrency, self._rate_of(event.phase_index)), decode_tps)
             )
-            self.decode_tps_stats.add(decode_tps)
             self.decode_history.append(TpsPoint(end_t, decode_tps))
-        e2e_tps = finite(event.e2e_tps)
-        if e2e_tps is not None:
-            self.e2e_tps_stats.add(e2e_tps)
