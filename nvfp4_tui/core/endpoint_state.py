@@ -1,8 +1,7 @@
 """EndpointState: everything the events say about one endpoint.
 
-Counts, the durable statistics of its requests (TTFT and ITL sketches, decode and e2e moments),
-bounded rings of recent requests and history points, its phases' progress and ETA, and the
-transient live decode rate that ``TokenProgress`` sets. ``FleetState.apply`` is the only
+Counts, bounded rings of recent requests and history points, its phases' progress and ETA,
+and the transient live decode rate that ``TokenProgress`` sets. ``FleetState.apply`` is the only
 writer: it hands each event that names this endpoint to ``step``.
 """
 
@@ -47,10 +46,10 @@ from nvfp4_tui.core.readouts import (
     TtftPoint,
 )
 from nvfp4_tui.core.slo import Load, LoadTracker
-from nvfp4_tui.core.stats import QuantileSketch, RunningStats, StatsSummary, finite, percentile
+from nvfp4_tui.core.stats import StatsSummary, finite, percentile
 
 RECENT_REQUESTS_LEN = 100
-RECENT_STATS_N = 200  # "recent" TTFT / ITL percentiles look at this many requests
+RECENT_STATS_N = 200  # the "recent" TTFT percentile looks at this many requests
 RECENT_DECODE_N = 20  # decode tok/s shown when nothing streams: mean of the last N requests
 # The live decode rate pools this many seconds of progress: at 144 tok/s, 5 s of one stream is
 # ~700 tokens, so a chunk more or less moves it by well under 1%.
@@ -114,19 +113,14 @@ class EndpointState:
         # DECODE_WINDOW_S: the live per-stream decode rate is their tokens over their seconds.
         self._decode_window: deque[tuple[float, int, float]] = deque()
         self.decode_history: deque[TpsPoint] = deque(maxlen=HISTORY_LEN)
-        # Durable statistics of every request that did not fail (ok or incomplete).
+        # TTFT of the last requests that did not fail (ok or incomplete): the pane's median.
         self._ttft_recent_s: deque[float] = deque(maxlen=RECENT_STATS_N)
         # Client TTFT over time, to chart beside the server's own (server_history).
         self.ttft_history: deque[TtftPoint] = deque(maxlen=HISTORY_LEN)
-        self._itl_recent_s: deque[float] = deque(maxlen=RECENT_STATS_N)
         # E2E of the last requests that did not fail: how long one takes, for the ETA.
         self._e2e_recent_s: deque[float] = deque(maxlen=RECENT_DECODE_N)
         # (load level, decode tok/s) of the last requests that did not fail.
         self._decode_recent: deque[tuple[Load, float]] = deque(maxlen=RECENT_DECODE_N)
-        self.ttft_all = QuantileSketch()
-        self.itl_p50_all = QuantileSketch()
-        self.decode_tps_stats = RunningStats()
-        self.e2e_tps_stats = RunningStats()
         self.last_error: ErrorInfo | None = None
         self.last_answer: AnswerText | None = None
         self.recent_requests: deque[RequestRow] = deque(maxlen=RECENT_REQUESTS_LEN)
@@ -196,19 +190,6 @@ class EndpointState:
     @property
     def ttft_p50_recent_s(self) -> float | None:
         return percentile(self._ttft_recent_s, 50)
-
-    @property
-    def ttft_p50_all_s(self) -> float | None:
-        return self.ttft_all.quantile(50)
-
-    @property
-    def itl_p50_recent_s(self) -> float | None:
-        """Median of the per-request ITL p50s of the recent requests that did not fail."""
-        return percentile(self._itl_recent_s, 50)
-
-    @property
-    def itl_p50_all_s(self) -> float | None:
-        return self.itl_p50_all.quantile(50)
 
     def quality_stats(self, suite: str, score_name: str = DEFAULT_SCORE) -> StatsSummary:
         """The running quality on one suite, every load level together."""
@@ -462,18 +443,9 @@ class EndpointState:
         if ttft_s is not None:
             self._ttft_recent_s.append(ttft_s)
             self.ttft_history.append(TtftPoint(event.t + ttft_s, ttft_s))
-            self.ttft_all.add(ttft_s)
-        itl_s = finite(event.itl_p50_s)
-        if itl_s is not None:
-            self._itl_recent_s.append(itl_s)
-            self.itl_p50_all.add(itl_s)
         decode_tps = finite(event.decode_tps)
         if decode_tps is not None:
             self._decode_recent.append(
                 (Load.of(event.concurrency, self._rate_of(event.phase_index)), decode_tps)
             )
-            self.decode_tps_stats.add(decode_tps)
             self.decode_history.append(TpsPoint(end_t, decode_tps))
-        e2e_tps = finite(event.e2e_tps)
-        if e2e_tps is not None:
-            self.e2e_tps_stats.add(e2e_tps)

@@ -99,10 +99,6 @@ def _endpoint_digest(e: EndpointState) -> dict[str, Any]:
             }
             for row in e.throughput_by_load()
         ],
-        "ttft_p50_all_s": _r(e.ttft_p50_all_s),
-        "itl_p50_all_s": _r(e.itl_p50_all_s),
-        "decode_tps": _stats_digest(e.decode_tps_stats.summary()),
-        "e2e_tps": _stats_digest(e.e2e_tps_stats.summary()),
         "quality": {name: by_suite for name, by_suite in quality.items() if by_suite},
         "quality_overall": {
             name: _stats_digest(stats)

@@ -56,8 +56,8 @@ async def test_fleet_shows_one_pane_per_endpoint_with_live_numbers() -> None:
         huihui = app.screen.query_one("#pane-moe_huihui", GpuPane)
         assert "http_4xx" in str(huihui.query_one(".errors").render())
         for pane in panes:
-            assert pane._readout is not None and pane._readout.decode_tps is not None
-            assert pane._readout.vram_used_mib is not None
+            assert pane.readout is not None and pane.readout.decode_tps is not None
+            assert pane.readout.vram.used_mib is not None
 
 
 async def test_panes_draw_once_mounted_though_nothing_changes_after() -> None:
@@ -74,7 +74,7 @@ async def test_panes_draw_once_mounted_though_nothing_changes_after() -> None:
         await pilot.pause()
         panes = _panes(app)
         assert len(panes) == ENDPOINTS
-        assert all(pane._readout is not None for pane in panes)
+        assert all(pane.readout is not None for pane in panes)
 
 
 async def test_all_seven_panes_fit_at_120x36_and_wider() -> None:

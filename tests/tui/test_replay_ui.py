@@ -115,8 +115,8 @@ async def test_right_plays_on_and_left_rebuilds_the_state_from_the_start(recorde
         # The panes show the rebuilt state, not what they held before the seek.
         pane = app.screen.query_one("#pane-moe_qwen36", GpuPane)
         endpoint = app.state.endpoints["moe_qwen36"]
-        assert pane._readout is not None and pane._readout.errors == endpoint.requests_error
-        assert [q.n for q in pane._readout.quality] == [
+        assert pane.readout is not None and pane.readout.errors.count == endpoint.requests_error
+        assert [q.n for q in pane.readout.quality] == [
             endpoint.quality_stats(s, app.score_name).n for s in endpoint.suites()
         ]
 

@@ -65,8 +65,8 @@ def _rows(table: DataTable) -> list:
 
 
 def _quality(pane: GpuPane) -> list[float | None]:
-    assert pane._readout is not None
-    return [q.mean for q in pane._readout.quality]
+    assert pane.readout is not None
+    return [q.mean for q in pane.readout.quality]
 
 
 async def test_panes_and_leaderboard_show_verified_scores_until_v() -> None:

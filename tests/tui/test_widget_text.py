@@ -14,7 +14,7 @@ from nvfp4_tui.tui.readouts import load_text, slo_text
 from nvfp4_tui.tui.source_status import FollowReadout, ReplayReadout
 from nvfp4_tui.tui.widgets.big_number import glyph_rows, text_width
 from nvfp4_tui.tui.widgets.gpu_pane import decode_text
-from nvfp4_tui.tui.widgets.run_header import run_readout
+from nvfp4_tui.tui.widgets.run_header import run_readout, summary_line
 from nvfp4_tui.tui.widgets.spark_bars import bar_rows, columns
 
 T0 = 1_780_000_000.0
@@ -101,6 +101,19 @@ PLAYING = dict(
     paused=False,
     at_end=False,
 )
+
+
+def test_a_replay_s_summary_counts_requests_and_holds_still_as_its_clock_moves() -> None:
+    state = _state()
+    replay = ReplayReadout(**PLAYING)  # type: ignore[arg-type]
+    lines = [
+        summary_line(run_readout(state, now, paused=False, source_ended=False, replay=replay))
+        for now in (T0 + 10, T0 + 70)
+    ]
+    assert lines[0] == lines[1]
+    assert lines[0].requests == (0, 6) and lines[0].elapsed_s is None
+    live = summary_line(run_readout(state, T0 + 10, paused=False, source_ended=False))
+    assert live.requests is None and live.elapsed_s == 10
 
 
 def test_header_modes_of_a_followed_run() -> None:

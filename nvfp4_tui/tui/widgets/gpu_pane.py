@@ -1,7 +1,8 @@
 """GpuPane: one endpoint's live pane on the fleet screen, and the read-out it is drawn from.
 
-``pane_readout`` turns the endpoint's state into a frozen ``PaneReadout``; the pane repaints a
-line only when its part of the read-out changed, so a pane whose numbers hold still costs nothing.
+``pane_readout`` turns the endpoint's state into a frozen ``PaneReadout`` of plain values, one
+part per line; the pane repaints a line only when its part changed (``OnChange``), so a pane
+whose numbers hold still costs nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from nvfp4_tui.tui.readouts import class_badge, decode_bins
 from nvfp4_tui.tui.widgets.big_number import BigNumber
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.meter import Meter
+from nvfp4_tui.tui.widgets.on_change import OnChange
 from nvfp4_tui.tui.widgets.spark_bars import SparkBars
 
 Freshness = Literal["none", "stale", "ok"]
@@ -62,34 +64,65 @@ STATUS_MARK = {"running": "●", "done": "✓", "down": "✗", "error": "✗", "
 
 
 @dataclass(frozen=True)
+class TimingLine:
+    ttft_p50_s: float | None
+    in_flight: int | None
+    target: int | None
+
+
+@dataclass(frozen=True)
+class VramLine:
+    used_mib: float | None
+    total_mib: float | None
+    freshness: Freshness
+
+
+@dataclass(frozen=True)
+class GpuLine:
+    util_pct: float | None
+    power_w: float | None
+    temperature_c: float | None
+    freshness: Freshness
+
+
+@dataclass(frozen=True)
+class ServerLine:
+    kv_cache_pct: float | None
+    queue: float | None
+    freshness: Freshness
+
+
+@dataclass(frozen=True)
+class SloLine:
+    shown: bool  # the run has SLO targets
+    attainment_pct: int | None  # of the phase now running (or the last): whole percent
+    target_pct: int
+    goodput_rps: float | None  # requests that met the SLO per second, to one decimal
+
+
+@dataclass(frozen=True)
+class ErrorLine:
+    count: int
+    last: str | None
+    timing_doubt_s: float | None  # the runner's loop lag, when it may have distorted timings
+
+
+@dataclass(frozen=True)
 class PaneReadout:
-    """Everything a pane shows, as plain values (compared to skip repaints)."""
+    """Everything a pane shows, as plain values: each field is what one part of it is drawn from."""
 
     status: str
     decode_tps: float | None
     decode_words: tuple[str, ...]  # what the big number is, longest wording first
     spark: tuple[float, ...]
-    ttft_p50_s: float | None
-    in_flight: int | None
-    target: int | None
-    vram_used_mib: float | None
-    vram_total_mib: float | None
-    util_pct: float | None
-    power_w: float | None
-    temperature_c: float | None
-    gpu_freshness: Freshness
-    kv_cache_pct: float | None
-    queue: float | None
-    server_freshness: Freshness
+    timing: TimingLine
+    vram: VramLine
+    gpu: GpuLine
+    server: ServerLine
+    slo: SloLine
     quality: tuple[SuiteQuality, ...]
     score_name: str  # which score ``quality`` holds
-    errors: int
-    last_error: str | None
-    timing_doubt_s: float | None  # the runner's loop lag, when it may have distorted timings
-    has_slo: bool
-    slo_attainment_pct: int | None  # of the phase now running (or the last): whole percent
-    slo_target_pct: int
-    goodput_rps: float | None  # requests that met the SLO per second, to one decimal
+    errors: ErrorLine
 
 
 def _freshness(present: bool, stale: bool) -> Freshness:
@@ -119,6 +152,7 @@ def pane_readout(
     goodput = slo.goodput_rps if slo else None
     gpu = endpoint.gpu
     sample = gpu.latest if gpu else None
+    gpu_freshness = _freshness(sample is not None, bool(gpu and gpu.stale(end_t)))
     server = endpoint.server_latest
     error = endpoint.last_error
     error_text = None
@@ -139,27 +173,32 @@ def pane_readout(
                 bins=SPARK_BINS,
             )
         ),
-        ttft_p50_s=figures.ttft_p50_s,
-        in_flight=figures.in_flight,
-        target=figures.target,
-        vram_used_mib=sample.vram_used_mib if sample else None,
-        vram_total_mib=sample.vram_total_mib if sample else None,
-        util_pct=sample.util_gpu_pct if sample else None,
-        power_w=sample.power_w if sample else None,
-        temperature_c=sample.temperature_c if sample else None,
-        gpu_freshness=_freshness(sample is not None, bool(gpu and gpu.stale(end_t))),
-        kv_cache_pct=server.kv_cache_pct if server else None,
-        queue=server.requests_waiting if server else None,
-        server_freshness=_freshness(server is not None, endpoint.server_stale(end_t)),
+        timing=TimingLine(figures.ttft_p50_s, figures.in_flight, figures.target),
+        vram=VramLine(
+            used_mib=sample.vram_used_mib if sample else None,
+            total_mib=sample.vram_total_mib if sample else None,
+            freshness=gpu_freshness,
+        ),
+        gpu=GpuLine(
+            util_pct=sample.util_gpu_pct if sample else None,
+            power_w=sample.power_w if sample else None,
+            temperature_c=sample.temperature_c if sample else None,
+            freshness=gpu_freshness,
+        ),
+        server=ServerLine(
+            kv_cache_pct=server.kv_cache_pct if server else None,
+            queue=server.requests_waiting if server else None,
+            freshness=_freshness(server is not None, endpoint.server_stale(end_t)),
+        ),
+        slo=SloLine(
+            shown=load.has_slo,
+            attainment_pct=None if attainment is None else math.floor(attainment * 100),
+            target_pct=round(load.targets.attainment * 100),
+            goodput_rps=None if goodput is None else round(goodput, 1),
+        ),
         quality=figures.quality,
         score_name=score_name,
-        errors=endpoint.requests_error,
-        last_error=error_text,
-        timing_doubt_s=figures.timing_doubt_s,
-        has_slo=load.has_slo,
-        slo_attainment_pct=None if attainment is None else math.floor(attainment * 100),
-        slo_target_pct=round(load.targets.attainment * 100),
-        goodput_rps=None if goodput is None else round(goodput, 1),
+        errors=ErrorLine(endpoint.requests_error, error_text, figures.timing_doubt_s),
     )
 
 
@@ -278,7 +317,7 @@ class GpuPane(Vertical, can_focus=True):
         gpu = f"GPU {info.gpu}" if info.gpu is not None else "GPU ?"
         self.border_title = Content.assemble((gpu, "bold"), " · ", info.label)
         self._badge = class_badge(info)
-        self._readout: PaneReadout | None = None
+        self.readout: PaneReadout | None = None  # the last one shown
 
     def compose(self) -> ComposeResult:
         # Kept as attributes: ``show`` runs several times a second and a query walks the DOM.
@@ -293,6 +332,19 @@ class GpuPane(Vertical, can_focus=True):
         self._slo = FitLine(classes="slo")
         self._quality = QualityList()
         self._errors = FitLine(classes="errors")
+        # Each part of the read-out, painted again only when it changed: most hold still.
+        self._on_status = OnChange(self._paint_status)
+        self._on_decode = OnChange(self._paint_decode)
+        self._on_decode_words = OnChange(self._paint_decode_words)
+        self._on_spark = OnChange(self._spark.show)
+        self._on_timing = OnChange(self._paint_timing)
+        self._on_vram = OnChange(self._paint_vram)
+        self._on_gpu = OnChange(self._paint_gpu)
+        self._on_server = OnChange(self._paint_server)
+        self._on_slo = OnChange(self._paint_slo)
+        self._on_quality = OnChange(self._quality.show)
+        self._on_score_name = OnChange(self._paint_score_name)
+        self._on_errors = OnChange(self._paint_errors)
         with Horizontal(classes="pane-row"):
             yield Static(self._badge, classes="badge", markup=False)
             yield self._status
@@ -316,66 +368,75 @@ class GpuPane(Vertical, can_focus=True):
         """Repaint the parts whose values changed since the last read-out; False before mount."""
         if not self.is_mounted:
             return False
-        old, self._readout = self._readout, readout
-
-        def changed(*fields: str) -> bool:
-            return old is None or any(getattr(old, f) != getattr(readout, f) for f in fields)
-
-        if changed("status"):
-            self._status.update(status_content(readout.status), layout=False)
-            self.remove_class(*self._STATUS_CLASSES)
-            self.add_class(f"-{readout.status}")
-        if changed("decode_tps"):
-            self._decode.show(decode_text(readout.decode_tps))
-        if changed("decode_words"):
-            self._unit.show(*readout.decode_words)
-        if changed("spark"):
-            self._spark.show(readout.spark)
-        if changed("ttft_p50_s", "in_flight", "target"):
-            self._timing.show(*_timing(readout))
-        if changed("vram_used_mib", "vram_total_mib", "gpu_freshness"):
-            self._show_vram(readout)
-        if changed("util_pct", "power_w", "temperature_c", "gpu_freshness"):
-            self._gpu.show(*_gpu(readout))
-        if changed("kv_cache_pct", "queue", "server_freshness"):
-            self._server.show(*_server(readout))
-        if changed("has_slo", "slo_attainment_pct", "slo_target_pct", "goodput_rps"):
-            self._slo.display = readout.has_slo
-            self._slo.show(*_slo(readout))
-        if changed("quality"):
-            self._quality.show(readout.quality)
-        if changed("score_name"):
-            self.border_subtitle = (
-                f"{SCORE_LABELS.get(readout.score_name, readout.score_name)} scores"
-            )
-        if changed("errors", "last_error", "timing_doubt_s"):
-            self._errors.show(_errors(readout))
-            self.set_class(readout.errors > 0, "-has-errors")
+        self.readout = readout
+        self._on_status.show(readout.status)
+        self._on_decode.show(readout.decode_tps)
+        self._on_decode_words.show(readout.decode_words)
+        self._on_spark.show(readout.spark)
+        self._on_timing.show(readout.timing)
+        self._on_vram.show(readout.vram)
+        self._on_gpu.show(readout.gpu)
+        self._on_server.show(readout.server)
+        self._on_slo.show(readout.slo)
+        self._on_quality.show(readout.quality)
+        self._on_score_name.show(readout.score_name)
+        self._on_errors.show(readout.errors)
         return True
 
-    def _show_vram(self, r: PaneReadout) -> None:
+    def _paint_status(self, status: str) -> None:
+        self._status.update(status_content(status), layout=False)
+        self.remove_class(*self._STATUS_CLASSES)
+        self.add_class(f"-{status}")
+
+    def _paint_decode(self, decode_tps: float | None) -> None:
+        self._decode.show(decode_text(decode_tps))
+
+    def _paint_decode_words(self, words: tuple[str, ...]) -> None:
+        self._unit.show(*words)
+
+    def _paint_timing(self, line: TimingLine) -> None:
+        self._timing.show(*_timing(line))
+
+    def _paint_vram(self, line: VramLine) -> None:
         meter = self._vram
-        if r.vram_used_mib is None or r.gpu_freshness == "none":
+        used, total = line.used_mib, line.total_mib
+        if used is None or line.freshness == "none":
             meter.show([("VRAM", "no telemetry"), ("VRAM", "—")], None)
             return
-        total = r.vram_total_mib
-        fraction = r.vram_used_mib / total if total else None
+        fraction = used / total if total else None
         percent = "" if fraction is None else f" {fraction * 100:.0f}%"
         total_text = units.DASH if total is None else f"{total:.0f}"
-        label = "VRAM STALE" if r.gpu_freshness == "stale" else "VRAM"
+        label = "VRAM STALE" if line.freshness == "stale" else "VRAM"
         meter.show(
             [
-                (label, f"{units.mib(r.vram_used_mib)} / {units.mib(total)} MiB {percent}"),
-                (label, f"{units.mib(r.vram_used_mib)}/{units.mib(total)} MiB{percent}"),
-                (label, f"{r.vram_used_mib:.0f}/{total_text} MiB{percent}"),
-                (label.replace("VRAM ", ""), f"{r.vram_used_mib:.0f}/{total_text}{percent}"),
+                (label, f"{units.mib(used)} / {units.mib(total)} MiB {percent}"),
+                (label, f"{units.mib(used)}/{units.mib(total)} MiB{percent}"),
+                (label, f"{used:.0f}/{total_text} MiB{percent}"),
+                (label.replace("VRAM ", ""), f"{used:.0f}/{total_text}{percent}"),
             ],
             fraction,
             high=bool(fraction and fraction >= VRAM_HIGH_FRACTION),
         )
 
+    def _paint_gpu(self, line: GpuLine) -> None:
+        self._gpu.show(*_gpu(line))
 
-def _timing(r: PaneReadout) -> tuple[Content, ...]:
+    def _paint_server(self, line: ServerLine) -> None:
+        self._server.show(*_server(line))
+
+    def _paint_slo(self, line: SloLine) -> None:
+        self._slo.display = line.shown
+        self._slo.show(*_slo(line))
+
+    def _paint_score_name(self, score_name: str) -> None:
+        self.border_subtitle = f"{SCORE_LABELS.get(score_name, score_name)} scores"
+
+    def _paint_errors(self, line: ErrorLine) -> None:
+        self._errors.show(_errors(line))
+        self.set_class(line.count > 0, "-has-errors")
+
+
+def _timing(r: TimingLine) -> tuple[Content, ...]:
     # Numbers keep a fixed width, so the line neither jitters nor changes wording as they move.
     in_flight = units.DASH if r.in_flight is None else str(r.in_flight)
     target = units.DASH if r.target is None else str(r.target)
@@ -390,14 +451,14 @@ def _timing(r: PaneReadout) -> tuple[Content, ...]:
     )
 
 
-def _slo(r: PaneReadout) -> tuple[Content, ...]:
+def _slo(r: SloLine) -> tuple[Content, ...]:
     """Attainment of the SLO in the current phase (coloured against its target), and goodput."""
-    if r.slo_attainment_pct is None:
+    if r.attainment_pct is None:
         return (Content.styled("SLO —  no requests yet", "$text-muted"),)
-    met = r.slo_attainment_pct >= r.slo_target_pct
-    pct = (f"{r.slo_attainment_pct}%", "$success" if met else "bold $error")
+    met = r.attainment_pct >= r.target_pct
+    pct = (f"{r.attainment_pct}%", "$success" if met else "bold $error")
     goodput = units.DASH if r.goodput_rps is None else f"{r.goodput_rps:.1f}"
-    target = f" of ≥{r.slo_target_pct}%"
+    target = f" of ≥{r.target_pct}%"
     return (
         Content.assemble(
             ("SLO met ", "$text-muted"),
@@ -414,10 +475,10 @@ def _slo(r: PaneReadout) -> tuple[Content, ...]:
     )
 
 
-def _gpu(r: PaneReadout) -> tuple[Content, ...]:
-    if r.gpu_freshness == "none":
+def _gpu(r: GpuLine) -> tuple[Content, ...]:
+    if r.freshness == "none":
         return (Content.styled("GPU —  no telemetry", "$text-muted"),)
-    stale = r.gpu_freshness == "stale"
+    stale = r.freshness == "stale"
     value_style = "$text-muted" if stale else ""
     values = [
         units.pct(r.util_pct).rjust(4),
@@ -435,13 +496,13 @@ def _gpu(r: PaneReadout) -> tuple[Content, ...]:
     return tuple(wordings)
 
 
-def _server(r: PaneReadout) -> tuple[Content, ...]:
-    if r.server_freshness == "none":
+def _server(r: ServerLine) -> tuple[Content, ...]:
+    if r.freshness == "none":
         return (Content.styled("KV —  no server metrics", "$text-muted"),)
     queue = units.DASH if r.queue is None else f"{r.queue:.0f}"
     kv = units.pct(r.kv_cache_pct, 1).rjust(5)
     stale: list[tuple[str, str]] = (
-        [("  ", ""), ("STALE", "bold $warning")] if r.server_freshness == "stale" else []
+        [("  ", ""), ("STALE", "bold $warning")] if r.freshness == "stale" else []
     )
     return (
         Content.assemble(
@@ -451,14 +512,14 @@ def _server(r: PaneReadout) -> tuple[Content, ...]:
     )
 
 
-def _errors(r: PaneReadout) -> Content:
-    if not r.errors and not r.last_error:
+def _errors(r: ErrorLine) -> Content:
+    if not r.count and not r.last:
         if r.timing_doubt_s is not None:
             return Content.styled(
                 f"⚠ timings may read {r.timing_doubt_s * 1000:.0f} ms late", "$warning"
             )
         return Content.styled("no errors", "$text-muted")
-    count = f"✗ {r.errors} error{'s' if r.errors != 1 else ''}"
-    if not r.last_error:
+    count = f"✗ {r.count} error{'s' if r.count != 1 else ''}"
+    if not r.last:
         return Content.styled(count, "bold $error")
-    return Content.assemble((count, "bold $error"), "  ", (r.last_error, "$text-muted"))
+    return Content.assemble((count, "bold $error"), "  ", (r.last, "$text-muted"))

@@ -4,6 +4,7 @@ the phase each endpoint is in; for a replay, its timeline; for a followed run, i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -18,6 +19,9 @@ from nvfp4_tui.tui.source_status import FollowReadout, ReplayReadout
 from nvfp4_tui.tui.widgets.gpu_pane import STATUS_STYLE, STATUS_TEXT
 from nvfp4_tui.tui.widgets.meter import Meter
 
+T = TypeVar("T")
+Phases = tuple[tuple[str, str, str], ...]  # (gpu tag, phase or status, status) per endpoint
+
 
 @dataclass(frozen=True)
 class RunReadout:
@@ -31,7 +35,7 @@ class RunReadout:
     requests_done: int
     requests_total: int | None
     errors: int
-    phases: tuple[tuple[str, str, str], ...]  # (gpu tag, phase or status, status)
+    phases: Phases
     replay: ReplayReadout | None = None
     quiet_s: int = 0  # a stale followed run: seconds since anything new arrived
     time_scale: float = 1.0  # a simulator run faster than real time: every speed is this × too
@@ -120,43 +124,54 @@ MODE_STYLE = {
 ETA_MODES = frozenset({"live", "following", "stale"})  # paused: no ETA, nothing is sent
 
 
-class HeaderLine(Widget):
-    """One header line whose content is laid out for the width it has."""
+@dataclass(frozen=True)
+class SummaryLine:
+    """What the summary line is drawn from."""
+
+    run_name: str
+    mode: str
+    errors: int
+    quiet_s: int
+    time_scale: float
+    # A replay shows (requests done, total) here, its timeline on the meter; a run its clock.
+    requests: tuple[int, int | None] | None
+    elapsed_s: float | None
+    eta_s: float | None
+
+
+def summary_line(r: RunReadout) -> SummaryLine:
+    replay = r.replay is not None
+    return SummaryLine(
+        run_name=r.run_name,
+        mode=r.mode,
+        errors=r.errors,
+        quiet_s=r.quiet_s,
+        time_scale=r.time_scale,
+        requests=(r.requests_done, r.requests_total) if replay else None,
+        elapsed_s=None if replay else r.elapsed_s,
+        eta_s=None if replay else r.eta_s,
+    )
+
+
+class HeaderLine(Widget, Generic[T]):
+    """One header line, drawn from a value of its own and repainted only when that changes; its
+    content is laid out for the width it has."""
 
     DEFAULT_CSS = "HeaderLine { height: 1; width: 1fr; }"
 
     def __init__(self, *, classes: str) -> None:
         super().__init__(classes=classes)
-        self.readout: RunReadout | None = None
+        self.value: T | None = None
 
-    def show(self, readout: RunReadout) -> None:
-        if self.shown(readout) != self.shown(self.readout):
+    def show(self, value: T) -> None:
+        if value != self.value:
+            self.value = value
             self.refresh()
-        self.readout = readout
-
-    def shown(self, readout: RunReadout | None) -> tuple[object, ...]:
-        """The parts of the read-out this line shows."""
-        return (readout,)
 
 
-class RunSummary(HeaderLine):
-    def shown(self, readout: RunReadout | None) -> tuple[object, ...]:
-        if readout is None:
-            return ()
-        return (
-            readout.run_name,
-            readout.mode,
-            readout.elapsed_s,
-            readout.eta_s,
-            readout.errors,
-            readout.quiet_s,
-            readout.time_scale,
-            # A replay shows its request count here, its timeline on the meter.
-            readout.requests_done if readout.replay else None,
-        )
-
+class RunSummary(HeaderLine[SummaryLine]):
     def render(self) -> Content:
-        r = self.readout
+        r = self.value
         if r is None:
             return Content("")
         label, style = MODE_STYLE[r.mode]
@@ -166,13 +181,11 @@ class RunSummary(HeaderLine):
             compact_label = f"{compact_label} STALE"
         errors_style = "bold $error" if r.errors else "$text-muted"
         errors = f"{r.errors} error{'s' if r.errors != 1 else ''}"
-        if r.replay is not None:
-            total = units.DASH if r.requests_total is None else str(r.requests_total)
-            middle: tuple[tuple[str, str] | str, ...] = (
-                ("   requests ", "$text-muted"),
-                f"{r.requests_done}/{total}",
-            )
-            compact: tuple[tuple[str, str] | str, ...] = (f"{r.requests_done}/{total} req",)
+        if r.requests is not None:
+            done, total = r.requests
+            count = f"{done}/{units.DASH if total is None else total}"
+            middle: tuple[tuple[str, str] | str, ...] = (("   requests ", "$text-muted"), count)
+            compact: tuple[tuple[str, str] | str, ...] = (f"{count} req",)
         else:
             eta = units.clock(r.eta_s) if r.mode in ETA_MODES else units.DASH
             elapsed = units.clock(r.elapsed_s)
@@ -206,18 +219,15 @@ class RunSummary(HeaderLine):
         )
 
 
-class PhaseLine(HeaderLine):
-    def shown(self, readout: RunReadout | None) -> tuple[object, ...]:
-        return () if readout is None else readout.phases
-
+class PhaseLine(HeaderLine[Phases]):
     def render(self) -> Content:
-        r = self.readout
-        if r is None or not r.phases:
+        phases = self.value
+        if not phases:
             return Content("")
         width = self.size.width
         for sep, compact in (("   ", False), ("  ", True)):
             parts: list[Content] = []
-            for tag, phase, status in r.phases:
+            for tag, phase, status in phases:
                 text = phase.replace(" · ", "·") if compact else phase
                 style = STATUS_STYLE.get(status, "") if status != "running" else ""
                 parts.append(Content.assemble((tag, "$text-muted"), " ", (text, style)))
@@ -249,8 +259,8 @@ class RunHeader(Vertical):
         if readout == self._readout:
             return
         self._readout = readout
-        self.query_one(RunSummary).show(readout)
-        self.query_one(PhaseLine).show(readout)
+        self.query_one(RunSummary).show(summary_line(readout))
+        self.query_one(PhaseLine).show(readout.phases)
         meter = self.query_one(".progress", Meter)
         replay = readout.replay
         self.set_class(replay is not None, "-replay")
