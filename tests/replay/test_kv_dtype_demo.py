@@ -35,7 +35,8 @@ def run_demo(
     profile.write_text(text)
     out = tmp_path / name / "runs"
     argv = ["demo", "--profile", str(profile), "--headless", "--out", str(out), *plan]
-    assert main([*argv, "--suites", "english", "--time-scale", "20"]) == 0
+    # Five times real time, not more: the client must keep up with nine streams on a busy box.
+    assert main([*argv, "--suites", "english", "--time-scale", "5"]) == 0
     (snapshot,) = out.iterdir()
     return snapshot
 
