@@ -7,19 +7,22 @@ demo adds its simulator's URLs and clock (``with_urls``); telemetry resolves eac
 on the box that samples it (``with_gpus``). Nothing downstream re-derives a piece of it.
 
 The worker is another process: ``to_plain`` carries what was resolved (the run table, each
-endpoint's URL, clock, GPU and telemetry), and ``from_plain`` reads back only what the plan
-names: the profile's endpoints from its file, the suites from theirs.
+endpoint's URL, clock, GPU and telemetry) and a digest of every file the plan was read from;
+``from_plain`` reads the profile's endpoints and the suites from those files again and refuses
+to run when one of them changed in between, so the worker runs the plan the user started.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from nvfp4_tui.config.profile import Profile, RunPlan, SweepSpec, load_profile, with_urls
 from nvfp4_tui.config.suites import Suite, load_suites
+from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core.slo import SloTargets
 
 # What a plan resolves per endpoint, beyond the profile's file.
@@ -51,11 +54,18 @@ class LaunchPlan:
                 e.id: {key: getattr(e, key) for key in _ENDPOINT_CHOICES}
                 for e in self.profile.endpoints
             },
+            "files": _digests([self.profile.path, *(s.path for s in self.suites.values())]),
         }
 
     @classmethod
     def from_plain(cls, plain: Mapping[str, Any]) -> LaunchPlan:
-        """The plan ``to_plain`` wrote; raises ConfigError when the files it names went bad."""
+        """The plan ``to_plain`` wrote; raises ConfigError when the files it names went bad or
+        changed since it was written."""
+        recorded: Mapping[str, str] = plain["files"]
+        now = _digests(Path(name) for name in recorded)
+        changed = [name for name, digest in recorded.items() if now[name] != digest]
+        if changed:
+            raise ConfigError([f"{name}: changed since the run was planned" for name in changed])
         profile = load_profile(Path(plain["profile_path"]))
         chosen: Mapping[str, Mapping[str, Any]] = plain["endpoints"]
         endpoints = tuple(replace(e, **chosen.get(e.id, {})) for e in profile.endpoints)
@@ -70,6 +80,17 @@ def plan_run(profile: Profile, *, gpu_telemetry: str | None = None) -> LaunchPla
     if gpu_telemetry is not None:
         profile = profile.with_telemetry(gpu_telemetry)
     return LaunchPlan(profile, load_suites(profile.suite_dirs, profile.run.suites))
+
+
+def _digests(paths: Iterable[Path]) -> dict[str, str]:
+    """SHA-256 of each file by its path; "" for one that cannot be read."""
+    digests = {}
+    for path in paths:
+        try:
+            digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            digests[str(path)] = ""
+    return digests
 
 
 def _run_from_plain(raw: Mapping[str, Any]) -> RunPlan:

@@ -142,9 +142,14 @@ class StatsSummary:
 
     @property
     def ci95_half_width(self) -> float | None:
-        if self.ci95_low is None or self.ci95_high is None:
-            return None
-        return (self.ci95_high - self.ci95_low) / 2
+        return half_width(self.ci95_low, self.ci95_high)
+
+
+def half_width(low: float | None, high: float | None) -> float | None:
+    """Half an interval's width (the ± of a mean); None when either end is unknown."""
+    if low is None or high is None:
+        return None
+    return (high - low) / 2
 
 
 class RunningStats:

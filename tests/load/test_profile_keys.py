@@ -159,10 +159,13 @@ def test_the_worker_receives_the_plan_as_resolved(tmp_path: Path) -> None:
             .with_gpus({"a": 3})
         )
         sent = json.dumps(WorkerSpec.of(plan, tmp_path).__dict__)
-        # Resolved once: the worker keeps the launcher's plan even if the file's [run] changes.
-        path.write_text(path.read_text().replace("concurrency = [1]", "concurrency = [2]"))
         assert LaunchPlan.from_plain(WorkerSpec(**json.loads(sent)).plan) == plan
-        path.write_text(path.read_text().replace("concurrency = [2]", "concurrency = [1]"))
+        # A file edited between launch and the worker's start is refused, not half-applied.
+        text = path.read_text()
+        path.write_text(text.replace("concurrency = [1]", "concurrency = [2]"))
+        with pytest.raises(ConfigError, match="changed since the run was planned"):
+            LaunchPlan.from_plain(WorkerSpec(**json.loads(sent)).plan)
+        path.write_text(text)
 
 
 def test_a_worker_whose_profile_went_bad_says_so_in_one_line(tmp_path: Path) -> None:

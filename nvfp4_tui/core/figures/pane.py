@@ -20,6 +20,7 @@ from nvfp4_tui.core.figures.board import pooled_mean
 from nvfp4_tui.core.figures.leaderboard import LeaderRow
 from nvfp4_tui.core.figures.scores import score_label
 from nvfp4_tui.core.slo import Load
+from nvfp4_tui.core.stats import half_width
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,7 @@ class SuiteQuality:
 
     @property
     def ci_half(self) -> float | None:
-        if self.ci95_low is None or self.ci95_high is None:
-            return None
-        return (self.ci95_high - self.ci95_low) / 2
+        return half_width(self.ci95_low, self.ci95_high)
 
 
 @dataclass(frozen=True)
