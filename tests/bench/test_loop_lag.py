@@ -24,6 +24,7 @@ from nvfp4_tui.launch.run import PhasePrinter
 from nvfp4_tui.sim.process import SimProcess
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.runs import record_run, write_run_profile
+from tests.support.factories import T0
 
 STALL_S = 0.05
 # The probe may have been due up to one interval after the stall began: it reads at least this.
@@ -31,7 +32,6 @@ STALL_READ_AT_LEAST_S = STALL_S - PROBE_INTERVAL_S
 SETTLE_S = 3 * PROBE_INTERVAL_S  # a few probes before and after a stall
 QUIET_S = 0.3
 BLOCK_PER_REQUEST_S = 0.03
-T0 = 1_796_203_800.0
 PHASE = PhaseFinished(T0, "e0", "english", 4, 0, 8, 0, 800, 4.0)
 
 

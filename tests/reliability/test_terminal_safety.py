@@ -19,16 +19,15 @@ from nvfp4_tui.core.events import (
     EndpointStatus,
     PhasePlan,
     PhaseStarted,
-    RequestFinished,
     RunStarted,
 )
 from nvfp4_tui.launch.run import PhasePrinter
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
+from tests.support.factories import T0, request
 from tests.support.fixed_source import FixedSource
 
-T0 = 1_796_203_800.0
 MARKUP = "[bold red]loud[/] [@click=app.quit]quit[/]"
 HOSTILE = (
     "\x1b[31mred\x1b[0m \x1b]0;pwned-title\x07 \x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\ "
@@ -41,21 +40,12 @@ def _events() -> list[Any]:
     weird = EndpointInfo("qwen3.6", f"label {MARKUP}", "http://127.0.0.1:9", "m", 0, "moe")
     down = EndpointInfo("down-one", "down", "http://127.0.0.1:8", "m", 1, "dense")
     plan = (PhasePlan("qwen3.6", "english", 1, 2), PhasePlan("down-one", "english", 1, 2))
-    request = {
-        "endpoint_id": "qwen3.6",
-        "suite": "english",
-        "prompt_id": "p0",
-        "concurrency": 1,
-        "phase_index": 0,
-        "queue_s": 0.0,
-    }
     return [
         RunStarted(T0, "run", f"run {HOSTILE}", (weird, down), plan),
         PhaseStarted(T0, "qwen3.6", "english", 1, 0),
-        RequestFinished(
+        request(
+            "qwen3.6",
             t=T0 + 1,
-            request_index=0,
-            status="ok",
             ttft_s=0.1,
             e2e_s=1.0,
             tokens_out=10,
@@ -63,16 +53,15 @@ def _events() -> list[Any]:
             answer_text=f"answer {HOSTILE} end",
             reasoning_text=f"thinking {HOSTILE}",
             score_heuristic=0.5,
-            **request,
         ),
-        RequestFinished(
+        request(
+            "qwen3.6",
             t=T0 + 2,
             request_index=1,
             status="error",
             e2e_s=0.5,
             error_kind="protocol",
             error_message=f"server error in stream: {HOSTILE}",
-            **request,
         ),
         EndpointStatus(T0 + 3, "down-one", "down", f"connect: {HOSTILE}"),
     ]
