@@ -44,17 +44,6 @@ def endpoint_info(
     )
 
 
-def run_started(
-    endpoints: Sequence[EndpointInfo],
-    phases: Sequence[PhasePlan],
-    *,
-    t: float = T0,
-    run_id: str = "run",
-    run_name: str = "run",
-) -> RunStarted:
-    return RunStarted(t, run_id, run_name, tuple(endpoints), tuple(phases))
-
-
 def request(
     endpoint_id: str = "a",
     *,
