@@ -15,6 +15,8 @@ import time
 from itertools import pairwise
 from pathlib import Path
 
+import pytest
+
 from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import SimSpec, load_profile, with_urls
@@ -24,6 +26,8 @@ from nvfp4_tui.core.slo import capacity_points
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import aggregate_tps_at
 from tests.load.files import endpoint_toml, write_profile
+
+pytestmark = pytest.mark.slow  # six 3 s steps of a real sweep
 
 TIME_SCALE = 25.0
 # Per-request speed relative to concurrency 1; None is the seed's Qwen3.6 scaling run.
