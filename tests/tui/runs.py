@@ -1,8 +1,9 @@
-"""Recorded runs for the UI tests: waiting for a replay to settle, and small seeded runs whose
-differences the compare screen must find."""
+"""Helpers of the UI tests: waiting for a replay to settle, running a command through the
+palette, and small seeded runs whose differences the compare screen must find."""
 
 from __future__ import annotations
 
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 
 from nvfp4_tui.core.events import Event
@@ -26,6 +27,26 @@ async def settle_replay(pilot: Pilot, source: ReplaySource) -> None:
     await pilot.pause()
     app.redraw()
     await pilot.pause(0.1)
+
+
+async def run_command(pilot: Pilot, text: str, command: str) -> None:
+    """Type ``text`` into the command palette and run ``command`` once its search offers it
+    first (the search runs in a worker: on a busy machine it may take a while)."""
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    await pilot.press(*text)
+    for _ in range(POLL_TRIES):
+        await pilot.pause(POLL_S)
+        palette = pilot.app.screen
+        assert isinstance(palette, CommandPalette)
+        hits = palette.query_one(CommandList)
+        first = hits.get_option_at_index(0) if hits.option_count else None
+        if first is not None and hits.highlighted == 0 and command in str(first.prompt):
+            break
+    else:
+        raise AssertionError(f"the palette never offered {command!r} first for {text!r}")
+    await pilot.press("enter")
+    await pilot.pause()
 
 
 SUITES = ("math", "coding")

@@ -28,6 +28,8 @@ from tests.support.fixed_source import FixedSource
 from tests.support.sample_app import sample_app, settle
 from tests.support.sample_events import START_T, sample_events
 
+from .runs import run_command
+
 ENDPOINTS = 7
 
 
@@ -274,12 +276,7 @@ async def test_command_palette_offers_every_action_and_each_detail() -> None:
         assert hits["Fleet grid"] == "One pane per endpoint (g)"
         assert hits["Keys"] == "Every key binding (?)"
         assert sum(name.startswith("Detail: GPU") for name in names) == ENDPOINTS
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"leaderboard")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await pilot.pause(0.2)
+        await run_command(pilot, "leaderboard", "Leaderboard")
         assert isinstance(app.screen, LeaderboardScreen)
 
 

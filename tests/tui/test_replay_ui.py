@@ -21,7 +21,7 @@ from tests.support.factories import write_snapshot
 from tests.support.sample_app import sample_app, settle
 from tests.support.sample_events import RUN_ID, sample_events
 
-from .runs import settle_replay
+from .runs import run_command, settle_replay
 
 START_S = 110
 
@@ -212,12 +212,7 @@ async def test_replay_keys_in_the_help_and_the_palette(recorded: Path) -> None:
         # Run through the palette: the command reaches the source.
         await pilot.press("escape")
         await pilot.pause()
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"replay faster")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await pilot.pause(0.2)
+        await run_command(pilot, "replay faster", "Replay faster")
         assert source.speed_label == "x10"
 
 
