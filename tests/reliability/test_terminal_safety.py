@@ -27,6 +27,7 @@ from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from tests.support.factories import T0, request
 from tests.support.fixed_source import FixedSource
+from tests.support.sample_app import settle, wait_until
 
 MARKUP = "[bold red]loud[/] [@click=app.quit]quit[/]"
 HOSTILE = (
@@ -82,11 +83,10 @@ def _static_texts(app: FleetApp) -> str:
 
 async def test_hostile_text_shows_as_text_on_the_grid_and_the_detail_screen() -> None:
     events = _events()
-    app = FleetApp(FixedSource(events, kind="live", linger=True), clock=lambda: T0 + 4)
+    source = FixedSource(events, kind="live", linger=True)
+    app = FleetApp(source, clock=lambda: T0 + 4)
     async with app.run_test(size=(160, 50)) as pilot:
-        await pilot.pause(0.3)
-        app.redraw()
-        await pilot.pause()
+        await settle(pilot, source)
         grid = _static_texts(app)
         _assert_safe(grid)
         panes = {pane.endpoint_id: pane for pane in app.screen.query(GpuPane)}
@@ -101,8 +101,7 @@ async def test_hostile_text_shows_as_text_on_the_grid_and_the_detail_screen() ->
         assert app.title == "nvfp4-tui"  # no OSC sequence retitled anything
 
         app.open_detail("qwen3.6")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, DetailScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen), "the detail screen")
         app.redraw()
         await pilot.pause()
         answer = str(app.screen.query_one("#answer-text", Static).render())
@@ -140,7 +139,7 @@ async def test_worker_messages_are_notified_as_plain_text() -> None:
 
     app.notify = notify  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.4)
+        await wait_until(pilot, lambda: len(notes) >= 2, "both messages notified")
         _assert_safe(_screen_text(app))
     said = [message for message, _ in notes]
     assert len(said) == 2 and said[1] == "plain note", said

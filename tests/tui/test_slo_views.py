@@ -19,7 +19,7 @@ from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane, pane_height
 from tests.support.factories import T0, endpoint_info, request
 from tests.support.fixed_source import FixedSource
-from tests.support.sample_app import settle
+from tests.support.sample_app import settle, wait_until
 
 LEVELS = (1, 2, 4)
 PER_PHASE = 10
@@ -84,8 +84,8 @@ async def test_panes_show_attainment_and_goodput_of_the_current_phase() -> None:
         goodput = app.state.endpoints["fast"].load.current().goodput_rps
         assert fast_line.startswith(f"SLO met 100% of ≥90%   goodput {goodput:.1f} req/s")
         await pilot.resize_terminal(60, 40)  # 26 columns a pane: the shortest wording
-        await pilot.pause(0.2)
-        assert fast.query_one(".slo", FitLine).size.width == 26
+        narrow = fast.query_one(".slo", FitLine)
+        await wait_until(pilot, lambda: narrow.size.width == 26, "the panes at 60 columns")
         assert (
             str(fast.query_one(".slo", FitLine).render()) == f"SLO 100%   goodput {goodput:.1f}/s"
         )
