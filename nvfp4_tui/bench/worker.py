@@ -7,6 +7,11 @@ are cancelled, everything finished is written and the manifest says ``aborted``.
 the worker in a session of its own, so a dropped SSH connection signals the UI, not the worker;
 the UI's end closes the worker's stdin, and a worker started with ``stop_when_stdin_closes`` takes
 that as the same stop. A run that must outlive the terminal is started with ``--detach`` instead.
+
+The handshake: the worker takes the stop signals over before it creates its snapshot, so once the
+manifest exists, or the ``{"snapshot": ...}`` line is on stderr, a signal stops the run cleanly
+(exit 130), even one that arrives before the first request. A parent that signals it earlier hits
+a process still starting up, which the signal kills like any other.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from nvfp4_tui.telemetry.sampler import telemetry_for_run
 
 PIPE_FLUSH_S = 0.05
 PIPE_BACKLOG_MAX_BYTES = 64 * 1024 * 1024
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,13 @@ def _stdin_is_pipe() -> bool:
 
 
 async def _main(spec: WorkerSpec, events_fd: int) -> int:
+    loop = asyncio.get_running_loop()
+    main_task = asyncio.current_task()
+    assert main_task is not None
+    # Before the snapshot exists (the handshake): a stop from here on cancels the session at its
+    # first await, which ends the run aborted.
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, main_task.cancel)
     try:
         resolved = LaunchPlan.from_plain(spec.plan)
     except ConfigError as error:  # the profile's or a suite's file changed since the launch
@@ -156,11 +169,6 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
     for message in messages:
         print(message, file=sys.stderr, flush=True)
     print(json.dumps({"snapshot": str(session.snapshot_path)}), file=sys.stderr, flush=True)
-    loop = asyncio.get_running_loop()
-    main_task = asyncio.current_task()
-    assert main_task is not None
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, main_task.cancel)
     flusher = asyncio.create_task(pipe.flush_periodically())
     commands = (
         asyncio.create_task(_read_commands(session, main_task, spec.stop_when_stdin_closes))

@@ -28,9 +28,12 @@ async def test_concurrency_slots_bound_in_flight_and_time_the_queue() -> None:
     assert server.log.max_in_flight == 2
     assert all(m.status == "ok" for m in results)
     queued = sorted(m.queue_s for m in results)
-    assert queued[1] < 0.05 and queued[2] > 0.2 and queued[3] > 0.2
-    # waiting for a slot never leaks into the request's own timings
-    assert all(abs(m.ttft_s - 0.10) < 0.05 and abs(m.e2e_s - 0.30) < 0.1 for m in results)
+    # Two took a free slot at once; two waited for a whole stream (0.3 s) to end.
+    assert queued[2] >= 0.29 and queued[1] < queued[2] / 4
+    # Waiting for a slot never leaks into the request's own timings: each is its script's, give
+    # or take a busy loop's delay, far less than the wait.
+    leak = queued[2] / 2
+    assert all(0.099 <= m.ttft_s < 0.10 + leak and 0.299 <= m.e2e_s < 0.30 + leak for m in results)
 
 
 def usage_stats_refuser(log: list[dict], delay_s: float = 0.3):
@@ -60,8 +63,8 @@ async def test_rejected_continuous_usage_stats_falls_back_and_is_remembered() ->
         {"include_usage": True},
         {"include_usage": True},
     ]
-    # only the final attempt is timed: the refusal took 0.3 s
-    assert abs(first.ttft_s - 0.10) < 0.05 and abs(first.e2e_s - 0.30) < 0.1
+    # Only the final attempt is timed: the refusal's 0.3 s would put both past these bounds.
+    assert 0.099 <= first.ttft_s < 0.25 and 0.299 <= first.e2e_s < 0.45
     assert first.tokens_out == 3 and not first.itl_per_token
 
 

@@ -1,8 +1,9 @@
 """The runner measures its own event-loop lag per phase and flags phases it could have distorted.
 
-The probe is checked against blocking injected on the loop (a ``time.sleep`` inside a callback,
-as a long parse or a busy box would stall it), then through a real run against the simulator,
-where a subscriber that blocks on every finished request makes the phase's timings doubtful.
+The probe is checked against stalls of a loop on a virtual clock (a long parse or a busy box
+holding the loop, to the microsecond whatever the machine's load), then through a real run
+against the simulator, where a subscriber that blocks on every finished request makes the
+phase's timings doubtful.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from nvfp4_tui.launch.run import PhasePrinter
 from nvfp4_tui.sim.process import SimProcess
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.runs import record_run, write_run_profile
+from tests.support.factories import T0
+from tests.support.virtual_clock import run_virtual, virtual_loop
 
 STALL_S = 0.05
 # The probe may have been due up to one interval after the stall began: it reads at least this.
@@ -31,7 +34,6 @@ STALL_READ_AT_LEAST_S = STALL_S - PROBE_INTERVAL_S
 SETTLE_S = 3 * PROBE_INTERVAL_S  # a few probes before and after a stall
 QUIET_S = 0.3
 BLOCK_PER_REQUEST_S = 0.03
-T0 = 1_796_203_800.0
 PHASE = PhaseFinished(T0, "e0", "english", 4, 0, 8, 0, 800, 4.0)
 
 
@@ -47,40 +49,53 @@ async def probing() -> AsyncIterator[LoopLagMonitor]:
             await task
 
 
+# Floats summed along a virtual clock may land a rounding error short of an exact bound.
+EPSILON_S = 1e-9
+
+
 async def _stall(window_monitor: LoopLagMonitor) -> LagWindow:
     with window_monitor.window() as window:
         await asyncio.sleep(SETTLE_S)
-        time.sleep(STALL_S)  # the loop is blocked: nothing else runs meanwhile
+        virtual_loop().stall(STALL_S)  # the loop is blocked: nothing else runs meanwhile
         await asyncio.sleep(SETTLE_S)
     return window
 
 
-async def test_a_stall_on_the_loop_reads_as_lag() -> None:
-    async with probing() as monitor:
-        window = await _stall(monitor)
-    assert window.max_s is not None and window.max_s >= STALL_READ_AT_LEAST_S
-    assert window.p99_s is not None and window.p99_s >= STALL_READ_AT_LEAST_S
+def test_a_stall_on_the_loop_reads_as_lag() -> None:
+    async def stalled() -> LagWindow:
+        async with probing() as monitor:
+            return await _stall(monitor)
+
+    window = run_virtual(stalled())
+    assert window.max_s is not None and window.max_s >= STALL_READ_AT_LEAST_S - EPSILON_S
+    assert window.p99_s is not None and window.p99_s >= STALL_READ_AT_LEAST_S - EPSILON_S
 
 
-async def test_a_quiet_loop_reads_far_less_than_a_stall() -> None:
-    async with probing() as monitor:
-        with monitor.window() as quiet:
-            await asyncio.sleep(QUIET_S)
-        stalled = await _stall(monitor)
-    assert quiet.p99_s is not None and stalled.max_s is not None
-    # Loose on purpose: on a shared, busy machine a quiet loop still lags a little.
-    assert quiet.p99_s < STALL_READ_AT_LEAST_S <= stalled.max_s
+def test_a_quiet_loop_reads_no_lag_and_a_stall_does() -> None:
+    async def quiet_then_stalled() -> tuple[LagWindow, LagWindow]:
+        async with probing() as monitor:
+            with monitor.window() as quiet:
+                await asyncio.sleep(QUIET_S)
+            return quiet, await _stall(monitor)
+
+    quiet, stalled = run_virtual(quiet_then_stalled())
+    assert quiet.max_s == 0.0
+    assert stalled.max_s is not None and stalled.max_s >= STALL_READ_AT_LEAST_S - EPSILON_S
 
 
-async def test_only_the_windows_open_during_a_stall_see_it() -> None:
-    async with probing() as monitor:
-        with monitor.window() as phase_a:
-            with monitor.window() as phase_b:
-                await asyncio.sleep(SETTLE_S)
-            stalled = await _stall(monitor)
-        assert phase_a.max_s is not None and phase_b.max_s is not None
-        assert phase_a.max_s >= STALL_READ_AT_LEAST_S  # it was open through the stall
-        assert phase_b.max_s < STALL_READ_AT_LEAST_S <= (stalled.max_s or 0.0)
+def test_only_the_windows_open_during_a_stall_see_it() -> None:
+    async def nested() -> tuple[LagWindow, LagWindow, LagWindow]:
+        async with probing() as monitor:
+            with monitor.window() as phase_a:
+                with monitor.window() as phase_b:
+                    await asyncio.sleep(SETTLE_S)
+                stalled = await _stall(monitor)
+            return phase_a, phase_b, stalled
+
+    phase_a, phase_b, stalled = run_virtual(nested())
+    assert phase_a.max_s is not None and phase_a.max_s >= STALL_READ_AT_LEAST_S - EPSILON_S
+    assert phase_b.max_s == 0.0  # it closed before the stall
+    assert (stalled.max_s or 0.0) >= STALL_READ_AT_LEAST_S - EPSILON_S
 
 
 def test_the_doubt_is_the_lag_p99_above_the_threshold() -> None:

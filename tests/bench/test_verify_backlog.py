@@ -17,6 +17,8 @@ from nvfp4_tui.sim.fleet import SimFleet
 SUITES_DIR = BUILTIN_SUITES
 CONCURRENCY = 8
 BACKLOG = 3
+# Per prompt: 24 answers in all, twice what the workers and the backlog can hold at once.
+REQUESTS = 8
 
 
 def fast_endpoint() -> Endpoint:
@@ -38,7 +40,11 @@ async def test_the_verification_backlog_stays_bounded(monkeypatch: pytest.Monkey
     monkeypatch.setattr(verify_backlog, "VERIFY_BACKLOG", BACKLOG)
     suites = load_suites(SUITES_DIR, ["coding"])
     plan = RunPlan(
-        name="backlog", suites=("coding",), concurrency=(CONCURRENCY,), requests=20, warmup=False
+        name="backlog",
+        suites=("coding",),
+        concurrency=(CONCURRENCY,),
+        requests=REQUESTS,
+        warmup=False,
     )
     rows: list[RequestFinished] = []
     waiting: list[int] = []
@@ -57,7 +63,7 @@ async def test_the_verification_backlog_stays_bounded(monkeypatch: pytest.Monkey
         runner = Runner(profile, suites, "run-backlog", emit)
         assert await asyncio.wait_for(runner.run(), timeout=120) == "complete"
 
-    assert len(rows) == 20 * len(suites["coding"].prompts)
+    assert len(rows) == REQUESTS * len(suites["coding"].prompts)
     assert all(row.score_verified_detail for row in rows)
     # Each of the 8 workers may add its answer before it waits for room.
     assert max(waiting) <= BACKLOG + CONCURRENCY - 1

@@ -106,6 +106,7 @@ def test_client_ceiling_without_optional_packages(monkeypatch: pytest.MonkeyPatc
     assert client_ceiling._typed_msgspec_decoder() is None
 
 
+@pytest.mark.slow  # the UI, its worker and the simulator sampled for seconds
 def test_ui_cost_samples_the_ui_apart_from_its_children() -> None:
     settings = ui_cost.Settings(
         load_concurrency=1,
@@ -143,6 +144,7 @@ def test_store_writes_opens_and_ranks() -> None:
     assert "Big snapshot" in _rendered(store_io.report(numbers))
 
 
+@pytest.mark.slow  # a session sampled for seconds
 def test_memory_samples_rss_during_a_session() -> None:
     settings = memory_rss.Settings(duration_s=3.0, time_scale=20.0, concurrency=1, sample_s=0.5)
     numbers = memory_rss.run(settings)

@@ -12,8 +12,8 @@ from nvfp4_tui.core.events import RequestFinished
 from nvfp4_tui.core.figures.leaderboard import LeaderboardFold, RequestFacts
 from nvfp4_tui.output.report import cell_totals
 from nvfp4_tui.store.schema import events_to_frame
+from tests.support.factories import T0, request
 
-T0 = 1_780_000_000.0
 ODD = (math.nan, math.inf, None)  # what a broken server or a damaged snapshot may hold
 
 
@@ -28,16 +28,14 @@ def _rows(seed: int, count: int) -> list[RequestFinished]:
             return rng.choice(ODD) if rng.random() < 0.05 else rng.uniform(low, high)
 
         rows.append(
-            RequestFinished(
+            request(
+                rng.choice(("a", "b")),
                 t=T0 + i,
-                endpoint_id=rng.choice(("a", "b")),
                 suite=rng.choice(("math", "coding")),
                 prompt_id=f"p{rng.randrange(4)}",
                 concurrency=rng.choice((1, 4)),
-                phase_index=0,
                 request_index=i,
                 status=status,
-                queue_s=0.0,
                 ttft_s=value(0.05, 0.4),
                 e2e_s=value(1.0, 9.0),
                 decode_tps=value(40.0, 150.0),

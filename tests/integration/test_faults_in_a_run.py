@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.config.profile import load_profile, with_urls
@@ -31,6 +32,7 @@ FAULTY = {
 }
 
 
+@pytest.mark.slow  # a run of every simulated fault
 def test_faults_stay_on_their_endpoint(tmp_path: Path) -> None:
     suites_dir = tmp_path / "suites"
     write_suite(suites_dir, "essay", max_tokens=24)

@@ -35,6 +35,7 @@ def test_json_needs_headless(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--json goes with --headless" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a whole demo, headless
 def test_demo_json_lines_carry_the_panes_figures(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -35,6 +35,8 @@ from tests.integration.fleet_files import (
     write_tool_suite,
 )
 
+pytestmark = pytest.mark.slow  # real-time runs timed to 1-2%
+
 LEVELS = (1, 4, 16)
 WAVES = 3
 

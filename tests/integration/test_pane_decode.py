@@ -14,6 +14,8 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
+
 from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.config.profile import load_profile, with_urls
 from nvfp4_tui.config.suites import load_suites
@@ -25,6 +27,8 @@ from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import decode_tps_at
 from tests.integration.fleet_files import endpoint_toml, write_suite
+
+pytestmark = pytest.mark.slow  # two 5 s phases sampled in real time
 
 TIME_SCALE = 3.0  # three times real time: the same schedule in a third of the time
 PHASE_S = 5.0  # of sending per phase (the last answers finish after)

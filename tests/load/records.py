@@ -16,13 +16,13 @@ from nvfp4_tui.core.events import (
     RunStarted,
 )
 from nvfp4_tui.core.figures.leaderboard import LeaderboardFold, RequestFacts
+from tests.support.factories import T0, endpoint_info, request
 
-T0 = 1_796_203_800.0
 TARGETS = {"slo_ttft_s": 0.5, "slo_tpot_s": 0.05, "slo_e2e_s": 30.0, "slo_attainment": 0.9}
 
 
 def info(endpoint_id: str) -> EndpointInfo:
-    return EndpointInfo(endpoint_id, endpoint_id.upper(), "http://127.0.0.1:9", "m", None, "moe")
+    return endpoint_info(endpoint_id, None, model="m")
 
 
 def record(
@@ -39,16 +39,14 @@ def record(
     trimmed: bool | None = None,
     late_s: float | None = None,
 ) -> RequestFinished:
-    return RequestFinished(
+    return request(
+        endpoint_id,
         t=T0 + t,
-        endpoint_id=endpoint_id,
         suite="essay",
-        prompt_id="p0",
         concurrency=concurrency,
         phase_index=phase_index,
         request_index=request_index,
         status=status,
-        queue_s=0.0,
         ttft_s=ttft_s,
         e2e_s=e2e_s,
         tokens_out=tokens_out,

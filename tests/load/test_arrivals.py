@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 from itertools import islice, pairwise
 
 import pytest
@@ -20,6 +19,7 @@ from nvfp4_tui.bench.load import (
 )
 from nvfp4_tui.core.events import PhasePlan
 from nvfp4_tui.core.slo import LATE_AFTER_S
+from tests.support.virtual_clock import run_virtual, virtual_loop
 
 RATE_RPS = 8.0
 N_GAPS = 4000
@@ -80,70 +80,74 @@ def test_trim_windows_by_count_and_by_time() -> None:
     assert TrimWindows().mark(0, 0.0) is None and by_time.mark(0, 5.0) is False
 
 
-def run(coro):
-    return asyncio.run(coro)
+# (index, due_s, late_s, the virtual time it was sent) of each send.
+Sent = list[tuple[int, float, float, float]]
 
 
-async def dispatch(
-    schedule: list[float], send_s: float, **options
-) -> tuple[OpenLoopResult, list[tuple[int, float, float]]]:
-    sent: list[tuple[int, float, float]] = []
+async def dispatch(schedule: list[float], send_s: float, **options) -> tuple[OpenLoopResult, Sent]:
+    """``run_open_loop`` on the virtual clock, each send taking exactly ``send_s``."""
+    loop = virtual_loop()
+    sent: Sent = []
 
     async def send(index: int, due_s: float, late_s: float) -> None:
-        sent.append((index, due_s, late_s))
+        sent.append((index, due_s, late_s, loop.time()))
         await asyncio.sleep(send_s)
 
-    result = await run_open_loop(schedule, send, **options)
+    result = await run_open_loop(schedule, send, clock=loop.time, **options)
     return result, sent
 
 
 def test_an_unhurried_schedule_is_kept() -> None:
     schedule = [i * 0.02 for i in range(20)]
-    started = time.perf_counter()
-    result, sent = run(dispatch(schedule, 0.005, max_in_flight=64))
-    assert time.perf_counter() - started >= schedule[-1]  # nothing leaves early
-    assert [i for i, _, _ in sent] == list(range(20))
+    result, sent = run_virtual(dispatch(schedule, 0.005, max_in_flight=64))
+    assert [i for i, *_ in sent] == list(range(20))
+    assert [at for *_, at in sent] == pytest.approx(schedule, abs=1e-9)  # none early, none late
     assert result.sent == 20 and result.unsent == 0
-    assert result.late == sum(late > LATE_AFTER_S for _, _, late in sent)
+    assert result.late == 0 and result.late_max_s is None
 
 
 def test_a_full_client_sends_late_and_says_how_late() -> None:
-    # One slot, requests of 50 ms due every 10 ms: request i cannot leave before 50 ms * i.
+    # One slot, requests of 50 ms due every 10 ms: request i leaves at 50 ms * i.
     schedule = [i * 0.01 for i in range(8)]
-    result, sent = run(dispatch(schedule, 0.05, max_in_flight=1))
+    result, sent = run_virtual(dispatch(schedule, 0.05, max_in_flight=1))
     assert result.sent == 8 and result.unsent == 0
-    assert result.late == 7  # every one but the first
-    for index, due_s, late_s in sent[1:]:
-        assert late_s >= 0.05 * index - due_s - 0.002
-    assert result.late_max_s == max(late for _, _, late in sent)
-    assert result.late_max_s is not None and result.late_max_s >= 0.35 - 0.07
+    assert [at for *_, at in sent] == pytest.approx([0.05 * i for i in range(8)], abs=1e-9)
+    assert [late for _, _, late, _ in sent] == pytest.approx([0.04 * i for i in range(8)], abs=1e-9)
+    assert result.late == sum(late > LATE_AFTER_S for _, _, late, _ in sent) == 7
+    assert result.late_max_s == pytest.approx(0.28, abs=1e-9)
 
 
 def test_a_busy_event_loop_makes_sends_late() -> None:
     schedule = [i * 0.01 for i in range(10)]
 
-    async def blocked() -> tuple[OpenLoopResult, list[tuple[int, float, float]]]:
-        # The loop is held for 150 ms (a stalled client): everything due meanwhile is late.
-        asyncio.get_running_loop().call_later(0.005, time.sleep, 0.15)
+    async def blocked() -> tuple[OpenLoopResult, Sent]:
+        # The loop is held for 150 ms at 5 ms (a stalled client): all due meanwhile leave late.
+        loop = virtual_loop()
+        loop.call_later(0.005, loop.stall, 0.15)
         return await dispatch(schedule, 0.001, max_in_flight=64)
 
-    result, sent = run(blocked())
-    late_by_index = {index: late for index, _, late in sent}
+    result, sent = run_virtual(blocked())
     assert result.sent == 10
-    assert all(late_by_index[i] >= 0.15 - 0.01 * i - 0.01 for i in range(1, 10))
-    assert result.late >= 9
+    late_by_index = {index: late for index, _, late, _ in sent}
+    assert late_by_index[0] == 0.0
+    assert [late_by_index[i] for i in range(1, 10)] == pytest.approx(
+        [0.155 - 0.01 * i for i in range(1, 10)], abs=1e-9
+    )
+    assert result.late == 9
 
 
 def test_sending_stops_at_the_phase_end_and_counts_what_was_due() -> None:
+    # Requests of 100 ms through one slot: sent at 0, 0.1 and 0.2; at 0.3 the phase is over.
     schedule = [i * 0.01 for i in range(20)]
-    result, sent = run(dispatch(schedule, 0.1, max_in_flight=1, send_until_s=0.25))
-    assert 2 <= result.sent <= 4
-    assert result.sent + result.unsent == 20  # all were due before sending stopped
-    assert len(sent) == result.sent
+    result, sent = run_virtual(dispatch(schedule, 0.1, max_in_flight=1, send_until_s=0.25))
+    assert result.sent == len(sent) == 3
+    assert result.unsent == 17  # all were due before sending stopped
 
 
 def test_stop_ends_sending_at_a_request_count() -> None:
-    result, sent = run(dispatch([0.0] * 10, 0.001, max_in_flight=64, stop=lambda count: count >= 4))
+    result, sent = run_virtual(
+        dispatch([0.0] * 10, 0.001, max_in_flight=64, stop=lambda count: count >= 4)
+    )
     assert result.sent == 4 and len(sent) == 4
 
 
@@ -151,15 +155,16 @@ def test_a_pause_shifts_the_schedule_instead_of_making_it_late() -> None:
     resume = asyncio.Event()
     schedule = [i * 0.02 for i in range(6)]
 
-    async def paused() -> tuple[OpenLoopResult, list[tuple[int, float, float]]]:
-        loop = asyncio.get_running_loop()
+    async def paused() -> tuple[OpenLoopResult, Sent]:
+        # Paused from 30 ms to 250 ms: the send due at 40 ms leaves at 250 ms, the rest after it.
+        loop = virtual_loop()
         loop.call_later(0.03, resume.clear)
         loop.call_later(0.25, resume.set)
         resume.set()
         return await dispatch(schedule, 0.001, max_in_flight=64, resume=resume)
 
-    started = time.perf_counter()
-    result, _ = run(paused())
-    assert time.perf_counter() - started >= 0.25
+    result, sent = run_virtual(paused())
     assert result.sent == 6
-    assert result.late_max_s is None or result.late_max_s < 0.2
+    shifted = [0.0, 0.02] + [due + 0.21 for due in schedule[2:]]
+    assert [at for *_, at in sent] == pytest.approx(shifted, abs=1e-9)
+    assert result.late == 0 and result.late_max_s is None

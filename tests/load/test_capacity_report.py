@@ -8,6 +8,8 @@ import json
 from itertools import pairwise
 from pathlib import Path
 
+import pytest
+
 from nvfp4_tui.cli import main
 from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.core.events import Event, RunStarted
@@ -43,6 +45,7 @@ def record(events: list[Event], root: Path) -> Path:
     return writer.path
 
 
+@pytest.mark.slow  # a sweep run to its knee
 def test_report_json_carries_capacity_at_slo(tmp_path: Path, capsys) -> None:
     profile = load_profile(write_profile(tmp_path, RUN, [TIGHT, LOOSE]))
     assert profile.endpoints[1].slo is not None and profile.endpoints[1].slo.e2e_s == 5.0

@@ -22,8 +22,8 @@ from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.writer import SnapshotWriter
 from nvfp4_tui.tui.readouts import load_curves
 from tests.load.records import RATE_REQUESTS, leaderboard_json_keys, rate_run
-from tests.replay.builders import T0, endpoint, write_events
 from tests.support.digest import digest
+from tests.support.factories import T0, endpoint_info, request, write_snapshot
 
 LEADERBOARD_KEYS = leaderboard_json_keys()
 ONE, TWO = Load("rate", 1.0), Load("rate", 2.0)
@@ -118,19 +118,13 @@ def test_report_json_adds_the_rate_beside_the_concurrency(tmp_path: Path, capsys
 def test_two_runs_in_one_snapshot_keep_their_own_load_levels(tmp_path: Path) -> None:
     """Phase indexes start over in a second run: its closed-loop phase 0 is not the first
     run's 2 req/s phase 0, and the first run's rows keep their rate."""
-    info = endpoint("a", 0)
+    info = endpoint_info("a", 0)
 
-    def request(t: float, concurrency: int, index: int) -> RequestFinished:
-        return RequestFinished(
+    def answered(t: float, concurrency: int, index: int) -> RequestFinished:
+        return request(
             t=t,
-            endpoint_id="a",
-            suite="english",
-            prompt_id="p",
             concurrency=concurrency,
-            phase_index=0,
             request_index=index,
-            status="ok",
-            queue_s=0.0,
             ttft_s=0.1,
             e2e_s=1.0,
             tokens_out=100,
@@ -142,11 +136,11 @@ def test_two_runs_in_one_snapshot_keep_their_own_load_levels(tmp_path: Path) -> 
     open_plan = PhasePlan("a", "english", 0, 3, rate_rps=2.0, arrivals="constant")
     events: list[Event] = [
         RunStarted(T0, "r1", "r1", (info,), (open_plan,)),
-        *(request(T0 + i, 0, i) for i in range(3)),
+        *(answered(T0 + i, 0, i) for i in range(3)),
         PhaseFinished(T0 + 5, "a", "english", 0, 0, 3, 0, 300, 5.0),
         RunStarted(t1, "r2", "r2", (info,), (PhasePlan("a", "english", 1, 3),)),
-        *(request(t1 + i, 1, i) for i in range(3)),
+        *(answered(t1 + i, 1, i) for i in range(3)),
         PhaseFinished(t1 + 5, "a", "english", 1, 0, 3, 0, 300, 5.0),
     ]
-    rows = snapshot_board(open_snapshot(write_events(tmp_path, "two-runs", events))).rows
+    rows = snapshot_board(open_snapshot(write_snapshot(tmp_path, "two-runs", events))).rows
     assert sorted((r.load.label, r.n) for r in rows) == [("2 req/s", 3), ("c=1", 3)]

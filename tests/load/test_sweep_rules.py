@@ -15,9 +15,9 @@ from nvfp4_tui.config.suites import load_suites
 from nvfp4_tui.core.events import PhaseFinished, PhasePlan, RequestFinished
 from nvfp4_tui.core.slo import Load, LoadPoint, LoadTracker, SloTargets, capacity, knee
 from tests.load.files import endpoint_toml, write_profile
+from tests.support.factories import T0, request
 
 SLO = SloTargets(ttft_s=0.5)
-T0 = 1_796_203_800.0
 
 
 def point(level: float, tps: float, attainment: float = 1.0, errors: int = 0) -> LoadPoint:
@@ -118,16 +118,12 @@ def test_knee_capacity_and_descriptions() -> None:
 def _burst(phase_index: int, concurrency: int, count: int) -> list[RequestFinished]:
     """``count`` requests sent together, 10 tokens in 1 s each: 10 x count tok/s."""
     return [
-        RequestFinished(
+        request(
             t=T0 + 10.0 * phase_index,
-            endpoint_id="a",
             suite="essay",
-            prompt_id="p0",
             concurrency=concurrency,
             phase_index=phase_index,
             request_index=i,
-            status="ok",
-            queue_s=0.0,
             ttft_s=0.1,
             e2e_s=1.0,
             tokens_out=10,

@@ -40,6 +40,8 @@ from tests.integration.fleet_files import endpoint_toml, write_profile, write_su
 from tests.reliability.forked_worker import WorkerForker
 from tests.reliability.runs import pointed_at, wait_for_rows
 
+pytestmark = pytest.mark.slow  # twenty kills at seeded random moments
+
 SEED = 20260416
 KILLS = 20
 LANES = 4  # workers alive at once

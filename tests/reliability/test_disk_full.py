@@ -36,6 +36,7 @@ from nvfp4_tui.tui.app import FleetApp
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.runs import write_run_profile
 from tests.support.fixed_source import FixedSource
+from tests.support.sample_app import wait_until
 
 PLANNED = 200  # per endpoint: far more than runs before the disk fills
 PARTS_BEFORE_FULL = 3
@@ -105,7 +106,10 @@ async def test_a_disk_that_fills_stops_the_run_and_the_ui_says_why(
         result = await asyncio.wait_for(session.run(), RUN_END_TIMEOUT_S)
         await source.close()
         await app.workers.wait_for_complete()
-        await pilot.pause(0.3)  # a timer tick shows the worker's messages
+        # A timer tick shows the worker's messages.
+        await wait_until(
+            pilot, lambda: any("No space left" in m for m, _ in notes), "the reason notified"
+        )
         assert app.state.status == "aborted"
         assert "snapshot cannot be written" in (app.state.finish_message or "")
         await pilot.press("l", "g")  # still answering keys
@@ -158,7 +162,11 @@ async def test_a_real_full_filesystem_under_the_live_ui(tmp_path: Path) -> None:
                 )
                 assert await asyncio.wait_for(source.wait(), RUN_END_TIMEOUT_S) == 130
                 await app.workers.wait_for_complete()
-                await pilot.pause(0.3)
+                await wait_until(
+                    pilot,
+                    lambda: any("No space left" in m for m, _ in notes),
+                    "the reason notified",
+                )
                 assert app.state.status == "aborted"
                 await pilot.press("l")
             said = " | ".join(message for message, _ in notes)

@@ -29,6 +29,7 @@ from nvfp4_tui.store.writer import SnapshotWriter, list_parts, part_name
 from nvfp4_tui.tui.app import FleetApp
 from tests.replay.builders import timeline_run
 from tests.support.fixed_source import FixedSource
+from tests.support.sample_app import wait_until
 
 SECONDS = 40
 CHUNKS = 5  # flushes while "running": each table gets up to this many parts
@@ -210,7 +211,7 @@ async def test_numbers_no_run_produces_replay_report_and_draw(tmp_path: Path) ->
         assert app.source_error is None
     replay = FleetApp(ReplaySource(snapshot, speed=None))
     async with replay.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: replay.state.status == "complete", "the whole replay")
         await pilot.press("space", "left", "home", "end", "l")
         assert replay.source_error is None
         assert replay.state.status == "complete"

@@ -19,6 +19,7 @@ from nvfp4_tui.core.events import EndpointStatus, Event, PhaseFinished, RequestF
 from nvfp4_tui.sim.fleet import SimFleet
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.runs import record_run, rows_of, statuses_of, write_run_profile
+from tests.support.factories import request
 
 OUTAGE_S = 1.0  # how long the endpoint stays down before it is brought back
 REQUESTS = 12
@@ -27,16 +28,12 @@ BOUND_S = 30.0
 
 
 def _refused(endpoint_id: str = "e") -> RequestFinished:
-    return RequestFinished(
+    return request(
+        endpoint_id,
         t=0.0,
-        endpoint_id=endpoint_id,
         suite="essay",
         prompt_id="p",
-        concurrency=1,
-        phase_index=0,
-        request_index=0,
         status="error",
-        queue_s=0.0,
         error_kind="connect",
         error_message="connect: connection refused (127.0.0.1:1)",
     )

@@ -25,10 +25,12 @@ from nvfp4_tui.store.manifest import read_manifest
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.schema import TABLES
 from nvfp4_tui.tui.app import FleetApp
+from nvfp4_tui.tui.screens.detail import DetailScreen
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.hostile_servers import serve
 from tests.reliability.runs import hostile_endpoint_toml, rows_of, write_run_profile
 from tests.support.fixed_source import FixedSource
+from tests.support.sample_app import settle, wait_until
 
 KEY_ENV = "NVFP4_RELIABILITY_KEY"
 KEY = "sk-planted-5e3c7a91d2-do-not-leak"
@@ -78,16 +80,17 @@ def _files_under(root: Path) -> list[Path]:
 
 async def _screenshots(snapshot_dir: Path) -> str:
     events = open_snapshot(snapshot_dir).events()
-    app = FleetApp(FixedSource(events, kind="live"), clock=lambda: events[-1].t)
+    source = FixedSource(events, kind="live")
+    app = FleetApp(source, clock=lambda: events[-1].t)
     shots = []
     async with app.run_test(size=(160, 50)) as pilot:
-        await pilot.pause(0.2)
-        app.redraw()
+        await settle(pilot, source)
         shots.append(app.export_screenshot())
         for endpoint_id in ECHOES:
             app.open_detail(endpoint_id)
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen), "a detail screen")
             app.redraw()
+            await pilot.pause()
             shots.append(app.export_screenshot())
             await pilot.press("escape")
     return html.unescape("\n".join(shots))

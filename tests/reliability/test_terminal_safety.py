@@ -19,16 +19,16 @@ from nvfp4_tui.core.events import (
     EndpointStatus,
     PhasePlan,
     PhaseStarted,
-    RequestFinished,
     RunStarted,
 )
 from nvfp4_tui.launch.run import PhasePrinter
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
+from tests.support.factories import T0, request
 from tests.support.fixed_source import FixedSource
+from tests.support.sample_app import settle, wait_until
 
-T0 = 1_796_203_800.0
 MARKUP = "[bold red]loud[/] [@click=app.quit]quit[/]"
 HOSTILE = (
     "\x1b[31mred\x1b[0m \x1b]0;pwned-title\x07 \x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\ "
@@ -41,21 +41,12 @@ def _events() -> list[Any]:
     weird = EndpointInfo("qwen3.6", f"label {MARKUP}", "http://127.0.0.1:9", "m", 0, "moe")
     down = EndpointInfo("down-one", "down", "http://127.0.0.1:8", "m", 1, "dense")
     plan = (PhasePlan("qwen3.6", "english", 1, 2), PhasePlan("down-one", "english", 1, 2))
-    request = {
-        "endpoint_id": "qwen3.6",
-        "suite": "english",
-        "prompt_id": "p0",
-        "concurrency": 1,
-        "phase_index": 0,
-        "queue_s": 0.0,
-    }
     return [
         RunStarted(T0, "run", f"run {HOSTILE}", (weird, down), plan),
         PhaseStarted(T0, "qwen3.6", "english", 1, 0),
-        RequestFinished(
+        request(
+            "qwen3.6",
             t=T0 + 1,
-            request_index=0,
-            status="ok",
             ttft_s=0.1,
             e2e_s=1.0,
             tokens_out=10,
@@ -63,16 +54,15 @@ def _events() -> list[Any]:
             answer_text=f"answer {HOSTILE} end",
             reasoning_text=f"thinking {HOSTILE}",
             score_heuristic=0.5,
-            **request,
         ),
-        RequestFinished(
+        request(
+            "qwen3.6",
             t=T0 + 2,
             request_index=1,
             status="error",
             e2e_s=0.5,
             error_kind="protocol",
             error_message=f"server error in stream: {HOSTILE}",
-            **request,
         ),
         EndpointStatus(T0 + 3, "down-one", "down", f"connect: {HOSTILE}"),
     ]
@@ -93,11 +83,10 @@ def _static_texts(app: FleetApp) -> str:
 
 async def test_hostile_text_shows_as_text_on_the_grid_and_the_detail_screen() -> None:
     events = _events()
-    app = FleetApp(FixedSource(events, kind="live", linger=True), clock=lambda: T0 + 4)
+    source = FixedSource(events, kind="live", linger=True)
+    app = FleetApp(source, clock=lambda: T0 + 4)
     async with app.run_test(size=(160, 50)) as pilot:
-        await pilot.pause(0.3)
-        app.redraw()
-        await pilot.pause()
+        await settle(pilot, source)
         grid = _static_texts(app)
         _assert_safe(grid)
         panes = {pane.endpoint_id: pane for pane in app.screen.query(GpuPane)}
@@ -112,8 +101,7 @@ async def test_hostile_text_shows_as_text_on_the_grid_and_the_detail_screen() ->
         assert app.title == "nvfp4-tui"  # no OSC sequence retitled anything
 
         app.open_detail("qwen3.6")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, DetailScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen), "the detail screen")
         app.redraw()
         await pilot.pause()
         answer = str(app.screen.query_one("#answer-text", Static).render())
@@ -151,7 +139,7 @@ async def test_worker_messages_are_notified_as_plain_text() -> None:
 
     app.notify = notify  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.4)
+        await wait_until(pilot, lambda: len(notes) >= 2, "both messages notified")
         _assert_safe(_screen_text(app))
     said = [message for message, _ in notes]
     assert len(said) == 2 and said[1] == "plain note", said

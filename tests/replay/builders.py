@@ -8,30 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4_tui.core.events import (
-    EndpointInfo,
     Event,
     GpuSample,
     PhaseFinished,
     PhasePlan,
     PhaseStarted,
-    RequestFinished,
     RunFinished,
     RunStarted,
 )
-from nvfp4_tui.store.writer import SnapshotWriter
-
-T0 = 1_796_203_800.0  # 2026-12-02 09:30:00 UTC
-
-
-def endpoint(endpoint_id: str, gpu: int, label: str | None = None) -> EndpointInfo:
-    return EndpointInfo(
-        id=endpoint_id,
-        label=label or endpoint_id.upper(),
-        url="http://127.0.0.1:9",
-        model="current",
-        gpu=gpu,
-        model_class="moe",
-    )
+from tests.support.factories import T0, Shift, endpoint_info, request, seeded_run
 
 
 def timeline_run(seconds: int = 60, t0: float = T0) -> list[Event]:
@@ -40,7 +25,7 @@ def timeline_run(seconds: int = 60, t0: float = T0) -> list[Event]:
     The timeline (request events at their end) then has an event at every whole second of
     run time from 0 to ``seconds``, which makes positions easy to check.
     """
-    info = endpoint("a", 0)
+    info = endpoint_info("a", 0)
     events: list[Event] = [
         RunStarted(t0, "timeline", "timeline", (info,), (PhasePlan("a", "english", 1, seconds),)),
         PhaseStarted(t0, "a", "english", 1, 0),
@@ -49,16 +34,11 @@ def timeline_run(seconds: int = 60, t0: float = T0) -> list[Event]:
         events.append(GpuSample(t0 + i, 0, vram_used_mib=1000.0 + i, source="sim"))
     for i in range(seconds - 2 + 1):
         events.append(
-            RequestFinished(
+            request(
+                "a",
                 t=t0 + i,
-                endpoint_id="a",
-                suite="english",
                 prompt_id=f"p{i}",
-                concurrency=1,
-                phase_index=0,
                 request_index=i,
-                status="ok",
-                queue_s=0.0,
                 ttft_s=0.1,
                 e2e_s=2.0,
                 tokens_out=200,
@@ -72,70 +52,19 @@ def timeline_run(seconds: int = 60, t0: float = T0) -> list[Event]:
     return sorted(events, key=lambda e: e.t)
 
 
-def write_events(
-    root: Path, run_id: str, events: list[Event], *, close: str | None = "complete"
-) -> Path:
-    writer = SnapshotWriter(root, run_id, {"profile": {"name": run_id}})
-    writer.open()
-    for event in events:
-        writer.add(event)
-    writer.flush()
-    if close is not None:
-        writer.close(close)  # type: ignore[arg-type]
-    return writer.path
-
-
 SUITES = ("english", "math", "coding")
+NOISY_ENDPOINTS = (
+    endpoint_info("a", 0, label="Alpha"),
+    endpoint_info("b", 1, label="Beta"),
+    endpoint_info("c", 2, label="Gamma"),
+)
 
 
 def noisy_run(
-    run_id: str,
-    seed: int,
-    *,
-    n: int = 24,
-    shift: dict[tuple[str, str], dict[str, float]] | None = None,
-    t0: float = T0,
+    run_id: str, seed: int, *, n: int = 24, shift: Shift | None = None, t0: float = T0
 ) -> list[Event]:
-    """Three endpoints x three suites at concurrency 1, ``n`` requests per cell, seeded noise.
-
-    ``shift[(endpoint, suite)]`` adds to that cell's ``quality``, ``decode_tps`` or ``ttft_s``.
-    """
-    rng = random.Random(seed)
-    infos = (endpoint("a", 0, "Alpha"), endpoint("b", 1, "Beta"), endpoint("c", 2, "Gamma"))
-    plans = tuple(PhasePlan(e.id, s, 1, n) for e in infos for s in SUITES)
-    events: list[Event] = [RunStarted(t0, run_id, run_id, infos, plans)]
-    t = t0
-    for info in infos:
-        for phase_index, suite in enumerate(SUITES):
-            moved = (shift or {}).get((info.id, suite), {})
-            events.append(PhaseStarted(t, info.id, suite, 1, phase_index))
-            for i in range(n):
-                ttft_s = max(0.01, rng.gauss(0.2, 0.03) + moved.get("ttft_s", 0.0))
-                events.append(
-                    RequestFinished(
-                        t=t + i,
-                        endpoint_id=info.id,
-                        suite=suite,
-                        prompt_id=f"{suite}-{i % 3}",
-                        concurrency=1,
-                        phase_index=phase_index,
-                        request_index=i,
-                        status="ok",
-                        queue_s=0.0,
-                        ttft_s=ttft_s,
-                        e2e_s=0.9,
-                        tokens_out=100,
-                        decode_tps=rng.gauss(120.0, 6.0) + moved.get("decode_tps", 0.0),
-                        e2e_tps=110.0,
-                        score_heuristic=min(
-                            1.0, max(0.0, rng.gauss(0.75, 0.05) + moved.get("quality", 0.0))
-                        ),
-                    )
-                )
-            t += n
-            events.append(PhaseFinished(t, info.id, suite, 1, phase_index, n, 0, 100 * n, float(n)))
-    events.append(RunFinished(t, "complete"))
-    return events
+    """Three endpoints x three suites, ``n`` requests per cell (``factories.seeded_run``)."""
+    return seeded_run(run_id, seed, NOISY_ENDPOINTS, SUITES, n=n, shift=shift, prompts=3, t0=t0)
 
 
 # ---- legacy files -----------------------------------------------------------------------------

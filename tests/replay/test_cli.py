@@ -14,8 +14,9 @@ from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.launch import ui
 from nvfp4_tui.sources.follow import FollowSource
 from nvfp4_tui.sources.replay import ReplaySource
+from tests.support.factories import write_snapshot
 
-from .builders import timeline_run, write_events
+from .builders import timeline_run
 
 SAMPLE = Path(__file__).resolve().parents[2] / "snapshots" / "sample-demo"
 
@@ -47,7 +48,7 @@ def test_replay_headless_prints_the_report_and_the_event_count(capsys) -> None:
 def test_without_headless_the_monitor_opens_on_the_snapshot(
     command: str, kind: type, tmp_path: Path, monkeypatch
 ) -> None:
-    path = write_events(tmp_path, "done", timeline_run(3))
+    path = write_snapshot(tmp_path, "done", timeline_run(3))
     shown: list[tuple[object, str]] = []
 
     def monitor(source: object, title: str) -> int:
@@ -70,7 +71,7 @@ def test_bad_replay_arguments_are_one_line(tmp_path: Path, capsys) -> None:
 
 
 def test_follow_without_a_running_snapshot_says_so(tmp_path: Path, capsys) -> None:
-    write_events(tmp_path, "finished", timeline_run(3))
+    write_snapshot(tmp_path, "finished", timeline_run(3))
     assert main(["follow", "--root", str(tmp_path), "--headless"]) == 2
     assert f"no running snapshot under {tmp_path}" in capsys.readouterr().err
 
@@ -78,7 +79,7 @@ def test_follow_without_a_running_snapshot_says_so(tmp_path: Path, capsys) -> No
 def test_follow_headless_on_a_finished_run_prints_its_phases_and_summary(
     tmp_path: Path, capsys
 ) -> None:
-    path = write_events(tmp_path, "done", timeline_run(5), close="aborted")
+    path = write_snapshot(tmp_path, "done", timeline_run(5), close="aborted")
     assert main(["follow", str(path), "--headless"]) == 1  # it ended aborted
     out = capsys.readouterr().out
     assert "a                english    c=1" in out

@@ -27,8 +27,9 @@ from nvfp4_tui.output.compare import (
 )
 from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot
+from tests.support.factories import endpoint_info, write_snapshot
 
-from .builders import endpoint, legacy_file, noisy_run, write_events
+from .builders import legacy_file, noisy_run
 
 PLANTED = {("b", "math"): {"quality": 0.12}, ("c", "english"): {"decode_tps": -12.0}}
 
@@ -54,8 +55,16 @@ def test_holm_adjustment() -> None:
 
 
 def test_endpoints_match_by_id_then_label() -> None:
-    a = [endpoint("x", 0, "Same"), endpoint("y", 1, "Label Y"), endpoint("z", 2, "Only A")]
-    b = [endpoint("x", 0, "Renamed"), endpoint("y2", 1, "Label Y"), endpoint("w", 3, "Only B")]
+    a = [
+        endpoint_info("x", 0, label="Same"),
+        endpoint_info("y", 1, label="Label Y"),
+        endpoint_info("z", 2, label="Only A"),
+    ]
+    b = [
+        endpoint_info("x", 0, label="Renamed"),
+        endpoint_info("y2", 1, label="Label Y"),
+        endpoint_info("w", 3, label="Only B"),
+    ]
     pairs, only_a, only_b = match_endpoints(a, b)
     assert [(x.id, y.id) for x, y in pairs] == [("x", "x"), ("y", "y2")]
     assert [e.id for e in only_a] == ["z"] and [e.id for e in only_b] == ["w"]
@@ -63,9 +72,9 @@ def test_endpoints_match_by_id_then_label() -> None:
 
 @pytest.fixture
 def runs(tmp_path: Path) -> tuple[Path, Path, Path]:
-    base = write_events(tmp_path, "base", noisy_run("base", seed=1))
-    same = write_events(tmp_path, "same", noisy_run("same", seed=2))
-    shifted = write_events(tmp_path, "shifted", noisy_run("shifted", seed=3, shift=PLANTED))
+    base = write_snapshot(tmp_path, "base", noisy_run("base", seed=1))
+    same = write_snapshot(tmp_path, "same", noisy_run("same", seed=2))
+    shifted = write_snapshot(tmp_path, "shifted", noisy_run("shifted", seed=3, shift=PLANTED))
     return base, same, shifted
 
 
@@ -94,8 +103,8 @@ def test_two_runs_of_the_same_distribution_show_no_change(runs) -> None:
 
 
 def test_small_cells_are_not_tested(tmp_path: Path) -> None:
-    a = write_events(tmp_path, "a", noisy_run("a", seed=1, n=2))
-    b = write_events(tmp_path, "b", noisy_run("b", seed=2, n=2, shift=PLANTED))
+    a = write_snapshot(tmp_path, "a", noisy_run("a", seed=1, n=2))
+    b = write_snapshot(tmp_path, "b", noisy_run("b", seed=2, n=2, shift=PLANTED))
     comparison = compare_snapshots(open_snapshot(a), open_snapshot(b))
     assert comparison.tests == 0 and comparison.significant == ()
 
@@ -134,8 +143,8 @@ def _open_loop(events: list[Event]) -> list[Event]:
 
 
 def test_open_loop_cells_are_compared_per_rate(tmp_path: Path) -> None:
-    a = write_events(tmp_path, "a", _open_loop(noisy_run("a", seed=1)))
-    b = write_events(tmp_path, "b", _open_loop(noisy_run("b", seed=2)))
+    a = write_snapshot(tmp_path, "a", _open_loop(noisy_run("a", seed=1)))
+    b = write_snapshot(tmp_path, "b", _open_loop(noisy_run("b", seed=2)))
     comparison = compare_snapshots(open_snapshot(a), open_snapshot(b))
     cells = [(c.endpoint_a, c.suite, c.load.label, c.changes[0].n_a) for c in comparison.cells]
     assert cells[:3] == [
@@ -159,8 +168,8 @@ def _verified(events: list[Event], shift: float) -> list[Event]:
 
 
 def test_the_compared_score_is_chosen(tmp_path: Path, capsys) -> None:
-    base = write_events(tmp_path, "base", _verified(noisy_run("base", seed=1), 0.0))
-    moved = write_events(tmp_path, "moved", _verified(noisy_run("moved", seed=3), 0.2))
+    base = write_snapshot(tmp_path, "base", _verified(noisy_run("base", seed=1), 0.0))
+    moved = write_snapshot(tmp_path, "moved", _verified(noisy_run("moved", seed=3), 0.2))
     a, b = open_snapshot(base), open_snapshot(moved)
 
     def quality_changes(score: str) -> set[tuple[str, str]]:
@@ -264,8 +273,8 @@ def _two_levels(events: list[Event], throughput_scale: float) -> list[Event]:
 def test_two_simulated_runs_compare_on_decode_speed_and_throughput_per_level(
     tmp_path: Path, capsys
 ) -> None:
-    a = write_events(tmp_path, "a", _two_levels(noisy_run("a", seed=1), 1.0))
-    b = write_events(tmp_path, "b", _two_levels(noisy_run("b", seed=3, shift=PLANTED), 0.8))
+    a = write_snapshot(tmp_path, "a", _two_levels(noisy_run("a", seed=1), 1.0))
+    b = write_snapshot(tmp_path, "b", _two_levels(noisy_run("b", seed=3, shift=PLANTED), 0.8))
     comparison = compare_snapshots(open_snapshot(a), open_snapshot(b))
     assert [m.name for m in comparison.metrics] == ["quality", "decode_tps", "ttft_p50_s"]
     assert comparison.missing == () and comparison.vram == ()

@@ -32,6 +32,7 @@ def wait_for_status(snapshot: Path, timeout_s: float) -> str:
     return "running"
 
 
+@pytest.mark.slow  # a whole demo, detached
 def test_a_detached_demo_survives_its_shell_and_completes(tmp_path: Path) -> None:
     out = tmp_path / "snapshots"
     launch = (

@@ -15,8 +15,9 @@ from nvfp4_tui.output.report import REPORT_FORMATS
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.schema import TABLES
+from tests.support.factories import write_snapshot
 
-from .builders import noisy_run, write_events
+from .builders import noisy_run
 
 ROW_KEYS = {
     "endpoint",
@@ -52,7 +53,7 @@ ROW_KEYS = {
 
 @pytest.fixture
 def snapshot(tmp_path: Path) -> Path:
-    return write_events(tmp_path, "run", noisy_run("run", seed=3, n=6))
+    return write_snapshot(tmp_path, "run", noisy_run("run", seed=3, n=6))
 
 
 def test_parquet_tables_equal_the_snapshot(snapshot: Path, tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ from nvfp4_tui.core.events import (
     PhaseFinished,
     PhasePlan,
     PhaseStarted,
-    RequestFinished,
     RunFinished,
     RunStarted,
     SamplesSkipped,
@@ -27,8 +26,7 @@ from nvfp4_tui.sources.base import Folded, ResetBatch
 from nvfp4_tui.sources.replay import ReplaySource, timeline_t
 from nvfp4_tui.store.reader import open_snapshot
 from tests.support.digest import digest as durable_digest
-
-from .builders import T0, endpoint, write_events
+from tests.support.factories import T0, endpoint_info, request, write_snapshot
 
 SAMPLE_DEMO = Path(__file__).resolve().parents[2] / "snapshots" / "sample-demo"
 SECONDS = 900  # 1,800 samples per GPU at 2/s: three history rings' worth
@@ -40,7 +38,7 @@ def telemetry_run(seed: int = 7) -> list[Event]:
     0.5 s on four GPUs (GPU 3 serves no endpoint; ties, gaps in VRAM), server samples every
     second for each endpoint and for one no run names, some before the first RunStarted."""
     rng = random.Random(seed)
-    first = (endpoint("a", 0), endpoint("b", 1), endpoint("c", 2))
+    first = (endpoint_info("a", 0), endpoint_info("b", 1), endpoint_info("c", 2))
     second = first[:2]
     second_t = T0 + SECOND_RUN_AT_S
     events: list[Event] = []
@@ -70,16 +68,12 @@ def telemetry_run(seed: int = 7) -> list[Event]:
     for index in range(SECONDS // 3):
         for info in first:
             events.append(
-                RequestFinished(
+                request(
+                    info.id,
                     t=T0 + index * 3 + rng.uniform(0, 1),
-                    endpoint_id=info.id,
-                    suite="english",
                     prompt_id=f"p{index % 5}",
-                    concurrency=1,
-                    phase_index=0,
                     request_index=index,
                     status="ok" if rng.random() > 0.05 else "error",
-                    queue_s=0.0,
                     ttft_s=rng.uniform(0.05, 0.3),
                     e2e_s=rng.uniform(1.0, 6.0),
                     tokens_out=rng.randint(50, 400),
@@ -100,7 +94,7 @@ def telemetry_run(seed: int = 7) -> list[Event]:
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_events(tmp_path_factory.mktemp("folded"), "telemetry", telemetry_run())
+    return write_snapshot(tmp_path_factory.mktemp("folded"), "telemetry", telemetry_run())
 
 
 def every_event_until(path: Path, position_t: float | None = None) -> FleetState:

@@ -13,8 +13,9 @@ from nvfp4_tui.sources.follow import FollowSource, find_newest_running
 from nvfp4_tui.store.manifest import read_manifest, write_manifest
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.writer import SnapshotWriter
+from tests.support.factories import write_snapshot
 
-from .builders import timeline_run, write_events
+from .builders import timeline_run
 
 
 def canonical(events: list[Event]) -> list[str]:
@@ -56,14 +57,14 @@ async def test_two_followers_see_every_event_and_the_end(tmp_path: Path, status:
 
 
 async def test_a_follower_of_a_finished_run_gets_it_whole_and_stops(tmp_path: Path) -> None:
-    path = write_events(tmp_path, "done", timeline_run(10))
+    path = write_snapshot(tmp_path, "done", timeline_run(10))
     async with asyncio.timeout(10):
         seen = await collect(FollowSource(path))
     assert len(seen) == len(timeline_run(10))
 
 
 async def test_a_follower_waits_while_the_writer_is_quiet_until_closed(tmp_path: Path) -> None:
-    path = write_events(tmp_path, "stuck", timeline_run(5), close=None)
+    path = write_snapshot(tmp_path, "stuck", timeline_run(5), close=None)
     ticks = iter(range(1000))
     source = FollowSource(path, poll_interval_s=0.01, clock=lambda: float(next(ticks)))
     batches = source.batches()
@@ -81,10 +82,10 @@ async def test_a_follower_waits_while_the_writer_is_quiet_until_closed(tmp_path:
 
 def test_find_newest_running(tmp_path: Path) -> None:
     assert find_newest_running(tmp_path / "missing") is None
-    write_events(tmp_path, "finished", timeline_run(3))
+    write_snapshot(tmp_path, "finished", timeline_run(3))
     assert find_newest_running(tmp_path) is None
-    older = write_events(tmp_path, "older", timeline_run(3), close=None)
-    newer = write_events(tmp_path, "newer", timeline_run(3), close=None)
+    older = write_snapshot(tmp_path, "older", timeline_run(3), close=None)
+    newer = write_snapshot(tmp_path, "newer", timeline_run(3), close=None)
     for path, started in (
         (older, "2026-12-02T09:00:00.000+00:00"),
         (newer, "2026-12-02T10:00:00.000+00:00"),

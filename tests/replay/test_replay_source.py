@@ -13,8 +13,9 @@ from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sources.base import Folded, ResetBatch
 from nvfp4_tui.sources.replay import SPEED_STEPS, ReplaySource, parse_speed, timeline_t
 from tests.support.digest import digest
+from tests.support.factories import T0, write_snapshot
 
-from .builders import T0, timeline_run, write_events
+from .builders import timeline_run
 
 
 class FakeClock:
@@ -30,7 +31,7 @@ class FakeClock:
 
 @pytest.fixture
 def snapshot(tmp_path):
-    return write_events(tmp_path, "timeline", timeline_run(60))
+    return write_snapshot(tmp_path, "timeline", timeline_run(60))
 
 
 def started(snapshot, speed: float | None = 1.0) -> tuple[ReplaySource, FakeClock]:
@@ -258,7 +259,7 @@ async def test_rows_with_a_nan_or_infinite_time_play_at_the_end(tmp_path: Path, 
     events.append(GpuSample(math.nan, 0, vram_used_mib=5.0, source="sim"))
     events.append(GpuSample(math.inf, 0, vram_used_mib=6.0, source="sim"))
     source = ReplaySource(
-        write_events(tmp_path, "nan-times", events), speed=speed, hold_at_end=False
+        write_snapshot(tmp_path, "nan-times", events), speed=speed, hold_at_end=False
     )
     assert (source.start_t, source.end_t) == (T0, T0 + 10)
     delivered = 0

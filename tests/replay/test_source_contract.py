@@ -16,16 +16,17 @@ from nvfp4_tui.sources.base import Capabilities, EventSource, Playback, SourceSt
 from nvfp4_tui.sources.follow import FollowSource
 from nvfp4_tui.sources.live import LiveSource
 from nvfp4_tui.sources.replay import ReplaySource
+from tests.support.factories import T0, write_snapshot
 from tests.support.fixed_source import FixedSource
 
-from .builders import T0, timeline_run, write_events
+from .builders import timeline_run
 
 SECONDS = 30
 
 
 @pytest.fixture
 def snapshot(tmp_path: Path) -> Path:
-    return write_events(tmp_path, "run", timeline_run(SECONDS))
+    return write_snapshot(tmp_path, "run", timeline_run(SECONDS))
 
 
 def _live(out_root: Path) -> LiveSource:

@@ -4,36 +4,28 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from nvfp4_tui.core.events import (
     EndpointInfo,
     EndpointStatus,
-    ErrorKind,
     Event,
     GpuSample,
     PhaseFinished,
     PhasePlan,
     PhaseStarted,
     RequestFinished,
-    RequestStatus,
     RunFinished,
     RunStarted,
     ServerSample,
     TokenProgress,
 )
-
-T0 = 1_700_000_000.0
+from tests.support import factories
+from tests.support.factories import T0, endpoint_info
 
 
 def info(endpoint_id: str, gpu: int | None) -> EndpointInfo:
-    return EndpointInfo(
-        id=endpoint_id,
-        label=endpoint_id.upper(),
-        url="http://127.0.0.1:8000",
-        model=f"model-{endpoint_id}",
-        gpu=gpu,
-        model_class="moe",
-    )
+    return endpoint_info(endpoint_id, gpu, model=f"model-{endpoint_id}")
 
 
 def plan(
@@ -64,50 +56,18 @@ def three_endpoint_run(t: float = T0) -> RunStarted:
     )
 
 
-def request(
-    endpoint_id: str = "a",
-    *,
-    t: float = T0,
-    suite: str = "english",
-    concurrency: int = 1,
-    phase_index: int = 0,
-    request_index: int = 0,
-    status: RequestStatus = "ok",
-    ttft_s: float | None = 0.1,
-    e2e_s: float | None = 1.0,
-    itl_p50_s: float | None = 0.01,
-    decode_tps: float | None = 100.0,
-    e2e_tps: float | None = 90.0,
-    tokens_out: int | None = 90,
-    score: float | None = 0.5,
-    error_kind: ErrorKind | None = None,
-    error_message: str | None = None,
-    answer_text: str = "",
-    reasoning_text: str = "",
-    prompt_id: str = "p0",
-) -> RequestFinished:
-    return RequestFinished(
-        t=t,
-        endpoint_id=endpoint_id,
-        suite=suite,
-        prompt_id=prompt_id,
-        concurrency=concurrency,
-        phase_index=phase_index,
-        request_index=request_index,
-        status=status,
-        queue_s=0.0,
-        ttft_s=ttft_s,
-        e2e_s=e2e_s,
-        itl_p50_s=itl_p50_s,
-        tokens_out=tokens_out,
-        decode_tps=decode_tps,
-        e2e_tps=e2e_tps,
-        answer_text=answer_text,
-        reasoning_text=reasoning_text,
-        error_kind=error_kind,
-        error_message=error_message,
-        score_heuristic=score,
-    )
+def request(endpoint_id: str = "a", *, score: float | None = 0.5, **fields: Any) -> RequestFinished:
+    """A typical answered request of these tests: 90 tokens in 1 s after a TTFT of 0.1 s; any
+    field (``score`` is the heuristic score) as given."""
+    typical: dict[str, Any] = {
+        "ttft_s": 0.1,
+        "e2e_s": 1.0,
+        "itl_p50_s": 0.01,
+        "decode_tps": 100.0,
+        "e2e_tps": 90.0,
+        "tokens_out": 90,
+    }
+    return factories.request(endpoint_id, score_heuristic=score, **(typical | fields))
 
 
 def failed(endpoint_id: str = "a", **kwargs) -> RequestFinished:

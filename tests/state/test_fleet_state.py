@@ -21,8 +21,9 @@ from nvfp4_tui.core.figures.scores import HEURISTIC, VERIFIED
 from nvfp4_tui.core.readouts import GpuPoint, PhaseRef, ServerPoint, TpsPoint
 from nvfp4_tui.core.state import FleetState
 from tests.support.digest import digest
+from tests.support.factories import T0
 
-from .builders import T0, failed, info, plan, request, three_endpoint_run
+from .builders import failed, info, plan, request, three_endpoint_run
 
 
 @pytest.fixture

@@ -12,8 +12,9 @@ import pytest
 from nvfp4_tui.core.events import PhaseFinished, PhaseStarted, RequestFinished
 from nvfp4_tui.core.slo import LoadTracker
 from nvfp4_tui.core.state import FleetState
+from tests.support.factories import T0
 
-from .builders import T0, plan, request, three_endpoint_run
+from .builders import plan, request, three_endpoint_run
 
 WARM_UP = 12_000  # past QuantileSketch's exact cap (10,000): its values are in buckets by now
 MEASURED = 20_000

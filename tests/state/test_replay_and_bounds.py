@@ -19,8 +19,9 @@ from nvfp4_tui.core.events import (
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.core.stats import percentile
 from tests.support.digest import digest
+from tests.support.factories import T0
 
-from .builders import T0, failed, request, simulated_run, three_endpoint_run
+from .builders import failed, request, simulated_run, three_endpoint_run
 
 
 def reduce(events) -> FleetState:

@@ -1,12 +1,10 @@
-"""Event factories and snapshot builders shared by the store tests (and the crash subprocess)."""
+"""Events shared by the store tests (and the crash subprocess): one of every kind, and
+deterministic requests."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from nvfp4_tui.core.events import (
     EndpointConfig,
-    EndpointInfo,
     EndpointStatus,
     Event,
     GpuSample,
@@ -18,17 +16,15 @@ from nvfp4_tui.core.events import (
     RunStarted,
     ServerSample,
 )
-from nvfp4_tui.store.writer import SnapshotWriter
-
-T0 = 1_796_203_800.0  # 2026-12-02 09:30:00 UTC
+from tests.support.factories import T0, endpoint_info, request
 
 
 def request_event(index: int, t: float | None = None) -> RequestFinished:
     """A deterministic RequestFinished for ``index`` (odd ones are errors with None metrics)."""
     ok = index % 2 == 0
-    return RequestFinished(
+    return request(
+        f"gpu{index % 7}",
         t=T0 + index * 0.01 if t is None else t,
-        endpoint_id=f"gpu{index % 7}",
         suite="japanese" if index % 3 else "english",
         prompt_id=f"p{index}",
         concurrency=4,
@@ -49,7 +45,7 @@ def request_event(index: int, t: float | None = None) -> RequestFinished:
 
 def one_of_each(t: float = T0) -> list[Event]:
     """One event of every persisted type, each with its own ``t``, in ``t`` order."""
-    endpoint = EndpointInfo("gpu0", "Qwen3.6 35B", "http://127.0.0.1:8016", "current", 0, "moe")
+    endpoint = endpoint_info("gpu0", 0, label="Qwen3.6 35B", url="http://127.0.0.1:8016")
     return [
         RunStarted(
             t,
@@ -67,16 +63,3 @@ def one_of_each(t: float = T0) -> list[Event]:
         PhaseFinished(t + 6, "gpu0", "english", 1, 0, 2, 0, 1024, 8.5),
         RunFinished(t + 7, "complete", None),
     ]
-
-
-def write_snapshot(root: Path, run_id: str, batches: list[list[Event]], close: bool) -> Path:
-    """A snapshot with one flush per batch, closed ``complete`` or left as a crash leaves it."""
-    writer = SnapshotWriter(root, run_id, {"profile": {"name": "test"}})
-    writer.open()
-    for batch in batches:
-        for event in batch:
-            writer.add(event)
-        writer.flush()
-    if close:
-        writer.close("complete")
-    return writer.path

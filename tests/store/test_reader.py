@@ -14,7 +14,8 @@ from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import SnapshotTail, open_snapshot
 from nvfp4_tui.store.schema import SCHEMAS
 from nvfp4_tui.store.writer import SnapshotWriter
-from tests.store.helpers import T0, one_of_each, request_event, write_snapshot
+from tests.store.helpers import one_of_each, request_event
+from tests.support.factories import T0, write_snapshot
 
 FIRST = one_of_each()
 SECOND = [request_event(i, t=T0 + 10 + i) for i in range(1, 4)]
@@ -22,7 +23,7 @@ ALL = sorted(FIRST + SECOND, key=lambda e: e.t)
 
 
 def two_batches(tmp_path: Path, close: bool) -> Path:
-    return write_snapshot(tmp_path, "run-1", [FIRST, SECOND], close=close)
+    return write_snapshot(tmp_path, "run-1", FIRST, SECOND, close="complete" if close else None)
 
 
 def test_parts_layout_of_a_crashed_run(tmp_path: Path) -> None:
@@ -30,7 +31,7 @@ def test_parts_layout_of_a_crashed_run(tmp_path: Path) -> None:
     snapshot = open_snapshot(path)
     assert snapshot.status == "running"
     assert snapshot.run_id == "run-1"
-    assert snapshot.manifest["profile"] == {"name": "test"}
+    assert snapshot.manifest["profile"] == {"name": "run-1"}
     assert snapshot.warnings == []
     assert snapshot.events() == ALL
     assert snapshot.requests().schema == SCHEMAS["requests"]
@@ -68,7 +69,7 @@ def test_events_at_equal_t_keep_table_order(tmp_path: Path) -> None:
         RunFinished(T0, "complete"),
         request_event(1, t=T0 - 1),
     ]
-    path = write_snapshot(tmp_path, "ties", [same_t], close=True)
+    path = write_snapshot(tmp_path, "ties", same_t)
     names = [type(e).__name__ for e in open_snapshot(path).events()]
     assert names == ["RequestFinished", "RunFinished", "RequestFinished", "GpuSample"]
 
@@ -182,7 +183,7 @@ def test_tail_returns_each_event_once_across_parts_and_compaction(tmp_path: Path
 
 
 def test_tail_skips_a_bad_part_with_a_warning(tmp_path: Path) -> None:
-    path = write_snapshot(tmp_path, "live", [[request_event(0)]], close=False)
+    path = write_snapshot(tmp_path, "live", [request_event(0)], close=None)
     (path / "requests" / "part-000001.parquet").write_bytes(b"")
     tail = SnapshotTail(path)
     assert [e.request_index for e in tail.poll()] == [0]

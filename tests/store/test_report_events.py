@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from nvfp4_tui.core.events import (
-    EndpointInfo,
     Event,
     GpuSample,
     PhaseFinished,
@@ -19,8 +18,7 @@ from nvfp4_tui.core.events import (
 from nvfp4_tui.core.slo import capacity_points
 from nvfp4_tui.output.report import leaderboard_rows, load_json_rows
 from nvfp4_tui.store.reader import open_snapshot
-
-from .helpers import T0, write_snapshot
+from tests.support.factories import T0, endpoint_info, request, write_snapshot
 
 LEVELS = (1, 2, 4)
 PER_PHASE = 8
@@ -37,9 +35,7 @@ def _plans(endpoint_id: str) -> tuple[PhasePlan, ...]:
 def capacity_run() -> list[Event]:
     """Three endpoints (with SLO targets, a sweep, neither) over three levels, sampled all along."""
     ids = ("slo", "sweep", "plain")
-    infos = tuple(
-        EndpointInfo(e, e, "http://127.0.0.1:9", "m", n, "moe") for n, e in enumerate(ids)
-    )
+    infos = tuple(endpoint_info(e, n, label=e, model="m") for n, e in enumerate(ids))
     events: list[Event] = [
         RunStarted(T0, "r", "r", infos, tuple(p for e in ids for p in _plans(e)))
     ]
@@ -49,16 +45,13 @@ def capacity_run() -> list[Event]:
             events.append(PhaseStarted(t, endpoint_id, "english", c, index))
             for i in range(PER_PHASE):
                 events.append(
-                    RequestFinished(
+                    request(
+                        endpoint_id,
                         t=t + i * 0.5,
-                        endpoint_id=endpoint_id,
-                        suite="english",
                         prompt_id="p",
                         concurrency=c,
                         phase_index=index,
                         request_index=i,
-                        status="ok",
-                        queue_s=0.0,
                         ttft_s=0.1 * c,
                         e2e_s=1.0 + 0.2 * c,
                         tokens_out=100 + i,
@@ -79,7 +72,7 @@ def capacity_run() -> list[Event]:
 
 
 def test_report_events_hold_the_run_and_the_requests_capacity_reads(tmp_path: Path) -> None:
-    snapshot = open_snapshot(write_snapshot(tmp_path, "run", [capacity_run()], close=True))
+    snapshot = open_snapshot(write_snapshot(tmp_path, "run", capacity_run()))
     everything = snapshot.events()
     assert snapshot.event_count == len(everything)
     chosen = snapshot.report_events()
@@ -96,7 +89,7 @@ def test_report_events_hold_the_run_and_the_requests_capacity_reads(tmp_path: Pa
 
 
 def test_the_report_reads_the_same_from_them_as_from_every_event(tmp_path: Path) -> None:
-    snapshot = open_snapshot(write_snapshot(tmp_path, "run", [capacity_run()], close=True))
+    snapshot = open_snapshot(write_snapshot(tmp_path, "run", capacity_run()))
     everything, chosen = snapshot.events(), snapshot.report_events()
     points = capacity_points(chosen)
     assert [row.endpoint for row, _ in points] == ["slo", "sweep"]

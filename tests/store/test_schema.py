@@ -33,7 +33,8 @@ from nvfp4_tui.store.schema import (
     row_to_event,
     table_for,
 )
-from tests.store.helpers import T0, one_of_each, request_event
+from tests.store.helpers import one_of_each, request_event
+from tests.support.factories import T0
 
 # The documented format of the requests table: changing it needs a new schema_version.
 PINNED_REQUESTS_SCHEMA: list[tuple[str, pl.DataType]] = [

@@ -19,7 +19,8 @@ from nvfp4_tui.store import writer as writer_module
 from nvfp4_tui.store.manifest import SnapshotError, check_run_id, new_run_id
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.writer import SnapshotWriter
-from tests.store.helpers import T0, one_of_each, request_event
+from tests.store.helpers import one_of_each, request_event
+from tests.support.factories import T0
 
 VERSION_KEYS = {"python", "nvfp4_tui", "polars", "aiohttp", "textual"}
 

@@ -2,10 +2,12 @@
 
 ``sample_app`` gives an app whose picture depends on nothing but the events, so a snapshot SVG
 taken today matches one taken on another machine tomorrow; ``settle`` waits until every event is
-in the state and the screen has drawn it.
+in the state and the screen has drawn it, ``wait_until`` until a condition holds.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from textual.pilot import Pilot
 
@@ -14,6 +16,8 @@ from tests.support.fixed_source import FixedSource, Kind
 from tests.support.sample_events import PARTWAY_S, START_T, sample_events
 
 SETTLE_S = 0.1
+POLL_S = 0.02
+POLL_TRIES = 1500  # 30 s at most: far above what a loaded machine needs
 
 
 def sample_app(*, complete: bool = False, kind: Kind = "live") -> tuple[FleetApp, FixedSource]:
@@ -35,3 +39,12 @@ async def settle(pilot: Pilot, source: FixedSource) -> None:
     await pilot.pause()
     app.redraw()
     await pilot.pause(SETTLE_S)
+
+
+async def wait_until(pilot: Pilot, condition: Callable[[], bool], what: str) -> None:
+    """Let the app run until ``condition()`` holds (bounded: fails after ``POLL_TRIES``)."""
+    for _ in range(POLL_TRIES):
+        if condition():
+            return
+        await pilot.pause(POLL_S)
+    raise AssertionError(f"never happened: {what}")

@@ -9,11 +9,9 @@ from textual.containers import Grid
 from textual.widgets import DataTable, Static
 
 from nvfp4_tui.core.events import (
-    EndpointInfo,
     Event,
     PhasePlan,
     PhaseStarted,
-    RequestFinished,
     RunStarted,
 )
 from nvfp4_tui.tui.app import FleetApp
@@ -25,9 +23,12 @@ from nvfp4_tui.tui.screens.help import HelpScreen
 from nvfp4_tui.tui.screens.leaderboard import LeaderboardScreen
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.run_header import RunHeader
+from tests.support.factories import endpoint_info, request
 from tests.support.fixed_source import FixedSource
 from tests.support.sample_app import sample_app, settle
 from tests.support.sample_events import START_T, sample_events
+
+from .runs import run_command
 
 ENDPOINTS = 7
 
@@ -275,31 +276,21 @@ async def test_command_palette_offers_every_action_and_each_detail() -> None:
         assert hits["Fleet grid"] == "One pane per endpoint (g)"
         assert hits["Keys"] == "Every key binding (?)"
         assert sum(name.startswith("Detail: GPU") for name in names) == ENDPOINTS
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"leaderboard")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await pilot.pause(0.2)
+        await run_command(pilot, "leaderboard", "Leaderboard")
         assert isinstance(app.screen, LeaderboardScreen)
 
 
 async def test_model_output_is_shown_as_plain_text() -> None:
-    info = EndpointInfo("e", "E", "http://127.0.0.1:1", "m", 0, "dense")
+    info = endpoint_info("e", 0, model_class="dense")
     answer = "[bold]not markup[/bold] \x1b[31mred\x1b[0m\x1b]0;title\x07 done"
     events: list[Event] = [
         RunStarted(START_T, "r", "run", (info,), (PhasePlan("e", "math", 1, 1),)),
         PhaseStarted(START_T + 1, "e", "math", 1, 0),
-        RequestFinished(
+        request(
+            "e",
             t=START_T + 1,
-            endpoint_id="e",
             suite="math",
             prompt_id="[red]p[/red]",
-            concurrency=1,
-            phase_index=0,
-            request_index=0,
-            status="ok",
-            queue_s=0.0,
             ttft_s=0.1,
             e2e_s=1.0,
             tokens_out=10,

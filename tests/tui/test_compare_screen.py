@@ -18,9 +18,10 @@ from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui.compare_app import CompareApp
 from nvfp4_tui.tui.palette import cell_styles
 from nvfp4_tui.tui.screens.compare import change_text, verdict
+from tests.support.factories import write_snapshot
 
 from ..replay.builders import legacy_file
-from .runs import compare_run, write_snapshot
+from .runs import compare_run
 
 # Run B: Alpha decodes slower on math, Beta answers coding sooner, Gamma scores higher on math.
 SHIFT = {
@@ -33,8 +34,8 @@ SHIFT = {
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("snapshots")
-    a = write_snapshot(root, "run-a", compare_run("run-a", seed=1, shift={})).path
-    b = write_snapshot(root, "run-b", compare_run("run-b", seed=2, shift=SHIFT)).path
+    a = write_snapshot(root, "run-a", compare_run("run-a", seed=1, shift={}))
+    b = write_snapshot(root, "run-b", compare_run("run-b", seed=2, shift=SHIFT))
     return a, b
 
 

@@ -6,10 +6,9 @@ import asyncio
 
 import pytest
 
-from nvfp4_tui.core.events import GpuSample, RequestFinished
+from nvfp4_tui.core.events import GpuSample
+from tests.support.factories import T0, request
 from tests.support.fixed_source import FixedSource
-
-T0 = 1_780_000_000.0
 
 
 def _samples(count: int, step_s: float) -> list[GpuSample]:
@@ -38,18 +37,7 @@ async def test_paced_keeps_order_and_splits_by_time() -> None:
 
 async def test_paced_follows_latest_timestamp() -> None:
     # A request's event carries its send time, earlier than the sample before it.
-    late = RequestFinished(
-        t=T0,
-        endpoint_id="a",
-        suite="s",
-        prompt_id="p",
-        concurrency=1,
-        phase_index=0,
-        request_index=0,
-        status="ok",
-        queue_s=0.0,
-        e2e_s=0.9,
-    )
+    late = request(t=T0, suite="s", prompt_id="p", e2e_s=0.9)
     events = [*_samples(2, 0.9), late, *_samples(3, 0.9)[2:]]
     source = FixedSource(events, speed=100)
     batches = await asyncio.wait_for(_collect(source), 5)

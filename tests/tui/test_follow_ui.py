@@ -18,9 +18,10 @@ from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.screens.confirm_quit import ConfirmQuitScreen
 from nvfp4_tui.tui.source_status import FOLLOW_STALE_S
 from nvfp4_tui.tui.widgets.run_header import RunHeader
+from tests.support.factories import start_snapshot
 from tests.support.sample_events import PARTWAY_S, RUN_ID, START_T, sample_events
 
-from .runs import POLL_S, POLL_TRIES, write_snapshot
+from .runs import POLL_S, POLL_TRIES
 
 POLL_INTERVAL_S = 0.05
 
@@ -51,7 +52,7 @@ def _partway(tmp_path: Path) -> tuple[SnapshotWriter, list]:
     persisted = [e for e in sample_events(None) if not isinstance(e, TokenProgress)]
     # The list is in arrival order: a request arrives when it ends, after its ``t``.
     cut = next(i for i, e in enumerate(persisted) if timeline_t(e) > START_T + PARTWAY_S)
-    writer = write_snapshot(tmp_path, RUN_ID, persisted[:cut], close=None)
+    writer = start_snapshot(tmp_path, RUN_ID, persisted[:cut])
     return writer, persisted[cut:]
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from nvfp4_tui.core.events import (
-    EndpointInfo,
     EndpointStatus,
     GpuSample,
     PhasePlan,
@@ -15,12 +14,11 @@ from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui.widgets.gpu_pane import VramLine, _gpu, _server, pane_readout
 from nvfp4_tui.tui.widgets.on_change import OnChange
 from nvfp4_tui.tui.widgets.run_header import run_readout
-
-T0 = 1_780_000_000.0
+from tests.support.factories import T0, endpoint_info
 
 
 def _state(*events) -> FleetState:
-    info = EndpointInfo("e", "E", "http://127.0.0.1:1", "m", 0, "moe")
+    info = endpoint_info("e", 0)
     state = FleetState()
     state.apply(RunStarted(T0, "r", "run", (info,), (PhasePlan("e", "math", 1, 6),)))
     state.apply_all(events)

@@ -7,21 +7,18 @@ from rich.text import Text
 from textual.pilot import Pilot
 
 from nvfp4_tui.core.events import (
-    EndpointInfo,
     Event,
     PhaseFinished,
     PhasePlan,
     PhaseStarted,
-    RequestFinished,
     RunFinished,
     RunStarted,
 )
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.widgets.charts import Chart
+from tests.support.factories import T0, endpoint_info, request
 from tests.support.fixed_source import FixedSource
 from tests.support.sample_app import settle
-
-from .runs import T0
 
 LADDER = (1, 2, 4, 8, 16)
 TOKENS = 100
@@ -39,8 +36,7 @@ def sweep_run() -> list[Event]:
     """Closed-loop sweep steps of one suite: c slots each send two 100-token requests in turn,
     all of one length, so every step's window throughput is exactly its AGGREGATE figure."""
     infos = tuple(
-        EndpointInfo(eid, eid.title(), "http://127.0.0.1:9", "m", gpu, "moe")
-        for gpu, eid in enumerate(AGGREGATE)
+        endpoint_info(eid, gpu, label=eid.title(), model="m") for gpu, eid in enumerate(AGGREGATE)
     )
     plans = tuple(PhasePlan(i.id, "math", c, 2 * c, sweep=True) for i in infos for c in LADDER)
     events: list[Event] = [RunStarted(T0, "sweep", "sweep-run", infos, plans)]
@@ -53,16 +49,14 @@ def sweep_run() -> list[Event]:
             events.append(PhaseStarted(t, info.id, "math", c, index))
             for i in range(2 * c):
                 events.append(
-                    RequestFinished(
+                    request(
+                        info.id,
                         t=t + (i // c) * e2e_s,
-                        endpoint_id=info.id,
                         suite="math",
                         prompt_id="p",
                         concurrency=c,
                         phase_index=index,
                         request_index=i,
-                        status="ok",
-                        queue_s=0.0,
                         ttft_s=0.05 * c,
                         e2e_s=e2e_s,
                         tokens_out=TOKENS,

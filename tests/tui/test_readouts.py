@@ -9,7 +9,6 @@ from nvfp4_tui.core.events import (
     EndpointInfo,
     PhaseFinished,
     PhasePlan,
-    RequestFinished,
     RunStarted,
 )
 from nvfp4_tui.core.figures.board import (
@@ -30,8 +29,7 @@ from nvfp4_tui.tui.readouts import (
     load_curves,
     short_labels,
 )
-
-T0 = 1_780_000_000.0
+from tests.support.factories import T0, request
 
 
 def _info(eid: str, model_class: str = "moe", label: str | None = None) -> EndpointInfo:
@@ -52,16 +50,13 @@ class Run:
     def request(self, eid: str, suite: str, score: float, decode_tps: float, c: int = 1) -> None:
         self.index += 1
         self.state.apply(
-            RequestFinished(
+            request(
+                eid,
                 t=T0 + self.index,
-                endpoint_id=eid,
                 suite=suite,
-                prompt_id=f"p{self.index}",  # each answer its own prompt: independent evidence
+                prompt_id=f"p{self.index}",
                 concurrency=c,
-                phase_index=0,
                 request_index=self.index,
-                status="ok",
-                queue_s=0.0,
                 ttft_s=0.1,
                 e2e_s=2.0,
                 tokens_out=100,
@@ -188,16 +183,13 @@ def test_load_curves_and_knees_from_the_load_points() -> None:
     for index, c in enumerate(levels):
         for i in range(c):
             run.state.apply(
-                RequestFinished(
+                request(
                     t=T0 + 10 * index,
-                    endpoint_id="a",
                     suite="math",
                     prompt_id="p",
                     concurrency=c,
                     phase_index=index,
                     request_index=i,
-                    status="ok",
-                    queue_s=0.0,
                     ttft_s=0.1,
                     e2e_s=1.0,
                     tokens_out=100 * min(c, 4) // c,

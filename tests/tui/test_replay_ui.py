@@ -17,10 +17,11 @@ from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.meter import Meter
 from nvfp4_tui.tui.widgets.run_header import RunHeader
 from tests.support.digest import digest
+from tests.support.factories import write_snapshot
 from tests.support.sample_app import sample_app, settle
 from tests.support.sample_events import RUN_ID, sample_events
 
-from .runs import settle_replay, write_snapshot
+from .runs import run_command, settle_replay
 
 START_S = 110
 
@@ -29,7 +30,7 @@ START_S = 110
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The whole sample run, recorded once for every test of this module."""
     root = tmp_path_factory.mktemp("snapshots")
-    return write_snapshot(root, RUN_ID, sample_events(None)).path
+    return write_snapshot(root, RUN_ID, sample_events(None))
 
 
 def paused_replay(path: Path, at_s: float = START_S, speed: float = 5) -> ReplaySource:
@@ -211,12 +212,7 @@ async def test_replay_keys_in_the_help_and_the_palette(recorded: Path) -> None:
         # Run through the palette: the command reaches the source.
         await pilot.press("escape")
         await pilot.pause()
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"replay faster")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await pilot.pause(0.2)
+        await run_command(pilot, "replay faster", "Replay faster")
         assert source.speed_label == "x10"
 
 

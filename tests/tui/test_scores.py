@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
-from nvfp4_tui.core.events import EndpointInfo, Event, PhasePlan, RequestFinished, RunStarted
+from nvfp4_tui.core.events import Event, PhasePlan, RequestFinished, RunStarted
 from nvfp4_tui.core.figures.scores import HEURISTIC, JUDGE, VERIFIED
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
@@ -14,6 +14,7 @@ from nvfp4_tui.tui.readouts import next_score, shown_score
 from nvfp4_tui.tui.screens.detail import REQUEST_COLUMNS
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
+from tests.support.factories import endpoint_info, request
 from tests.support.fixed_source import FixedSource
 from tests.support.sample_app import sample_app, settle
 from tests.support.sample_events import START_T
@@ -22,16 +23,12 @@ from tests.support.sample_events import START_T
 def _request(
     index: int, *, heuristic: float | None, verified: float | None, judge: float | None = None
 ) -> RequestFinished:
-    return RequestFinished(
+    return request(
+        "e",
         t=START_T + index,
-        endpoint_id="e",
         suite="math",
         prompt_id="p",
-        concurrency=1,
-        phase_index=0,
         request_index=index,
-        status="ok",
-        queue_s=0.0,
         ttft_s=0.1,
         e2e_s=1.0,
         tokens_out=10,
@@ -43,7 +40,7 @@ def _request(
 
 
 def _run(*requests: RequestFinished) -> list[Event]:
-    info = EndpointInfo("e", "E", "http://127.0.0.1:1", "m", 0, "dense")
+    info = endpoint_info("e", 0, model_class="dense")
     return [RunStarted(START_T, "r", "run", (info,), (PhasePlan("e", "math", 1, 6),)), *requests]
 
 

@@ -10,20 +10,19 @@ import pytest
 from textual.content import Content
 from textual.widgets import Static
 
-from nvfp4_tui.core.events import EndpointInfo, PhasePlan, RequestFinished, RunStarted, ServerSample
+from nvfp4_tui.core.events import PhasePlan, RunStarted, ServerSample
 from nvfp4_tui.core.readouts import ServerPoint, TtftPoint
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui.screens.detail import CHART_INTERVAL_S, DetailScreen, ttft_gap_wordings
 from nvfp4_tui.tui.server_view import TtftComparison, timeline, ttft_comparison
 from nvfp4_tui.tui.widgets.charts import Chart
+from tests.support.factories import T0, endpoint_info, request
 from tests.support.sample_app import sample_app, settle
 from tests.support.sample_events import sample_events
 
-T0 = 1_780_000_000.0
-
 
 def _state() -> FleetState:
-    info = EndpointInfo("a", "A", "http://127.0.0.1:1", "m", 0, "dense")
+    info = endpoint_info("a", 0, model_class="dense")
     state = FleetState()
     state.apply(RunStarted(T0, "r", "run", (info,), (PhasePlan("a", "math", 1, 10),)))
     return state
@@ -32,22 +31,7 @@ def _state() -> FleetState:
 def _request(
     state: FleetState, sent_t: float, ttft_s: float | None, status: str = "ok", **fields
 ) -> None:
-    state.apply(
-        RequestFinished(
-            t=sent_t,
-            endpoint_id="a",
-            suite="math",
-            prompt_id="p",
-            concurrency=1,
-            phase_index=0,
-            request_index=0,
-            status=status,
-            queue_s=0.0,
-            ttft_s=ttft_s,
-            e2e_s=1.0,
-            **fields,
-        )
-    )
+    state.apply(request(t=sent_t, suite="math", status=status, ttft_s=ttft_s, e2e_s=1.0, **fields))
 
 
 def _scrape(

@@ -6,12 +6,10 @@ from __future__ import annotations
 from textual.widgets import DataTable
 
 from nvfp4_tui.core.events import (
-    EndpointInfo,
     Event,
     PhaseFinished,
     PhasePlan,
     PhaseStarted,
-    RequestFinished,
     RunFinished,
     RunStarted,
 )
@@ -19,10 +17,9 @@ from nvfp4_tui.tui import units
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane, pane_height
+from tests.support.factories import T0, endpoint_info, request
 from tests.support.fixed_source import FixedSource
-from tests.support.sample_app import settle
-
-from .runs import T0
+from tests.support.sample_app import settle, wait_until
 
 LEVELS = (1, 2, 4)
 PER_PHASE = 10
@@ -33,8 +30,7 @@ TTFT_S = {"slow": {1: 0.1, 2: 0.2, 4: 0.5}, "fast": {1: 0.1, 2: 0.1, 4: 0.15}}
 
 def slo_run(*, finish: bool = True) -> list[Event]:
     infos = tuple(
-        EndpointInfo(eid, eid.title(), "http://127.0.0.1:9", "m", gpu, "moe")
-        for gpu, eid in enumerate(TTFT_S)
+        endpoint_info(eid, gpu, label=eid.title(), model="m") for gpu, eid in enumerate(TTFT_S)
     )
     plans = tuple(
         PhasePlan(i.id, "english", c, PER_PHASE, slo_ttft_s=SLO_TTFT_S, slo_attainment=0.9)
@@ -48,16 +44,13 @@ def slo_run(*, finish: bool = True) -> list[Event]:
             events.append(PhaseStarted(t, info.id, "english", c, index))
             for i in range(PER_PHASE):
                 events.append(
-                    RequestFinished(
+                    request(
+                        info.id,
                         t=t + i * 0.5,
-                        endpoint_id=info.id,
-                        suite="english",
                         prompt_id="p",
                         concurrency=c,
                         phase_index=index,
                         request_index=i,
-                        status="ok",
-                        queue_s=0.0,
                         ttft_s=TTFT_S[info.id][c],
                         e2e_s=1.0,
                         tokens_out=100,
@@ -91,8 +84,8 @@ async def test_panes_show_attainment_and_goodput_of_the_current_phase() -> None:
         goodput = app.state.endpoints["fast"].load.current().goodput_rps
         assert fast_line.startswith(f"SLO met 100% of ≥90%   goodput {goodput:.1f} req/s")
         await pilot.resize_terminal(60, 40)  # 26 columns a pane: the shortest wording
-        await pilot.pause(0.2)
-        assert fast.query_one(".slo", FitLine).size.width == 26
+        narrow = fast.query_one(".slo", FitLine)
+        await wait_until(pilot, lambda: narrow.size.width == 26, "the panes at 60 columns")
         assert (
             str(fast.query_one(".slo", FitLine).render()) == f"SLO 100%   goodput {goodput:.1f}/s"
         )

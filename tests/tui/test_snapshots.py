@@ -14,11 +14,12 @@ from nvfp4_tui.sources.replay import ReplaySource
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.compare_app import CompareApp
+from tests.support.factories import write_snapshot
 from tests.support.fixed_source import FixedSource
 from tests.support.sample_app import sample_app, settle
 from tests.support.sample_events import RUN_ID, sample_events
 
-from .runs import compare_run, settle_replay, write_snapshot
+from .runs import compare_run, settle_replay
 from .test_compare_screen import SHIFT as COMPARE_SHIFT
 
 
@@ -66,7 +67,7 @@ def test_help_120x36(snap_compare) -> None:
 
 def test_fleet_replay_120x36(snap_compare, tmp_path: Path) -> None:
     """A replay paused 1:50 into the recorded sample run at x5: the timeline replaces the bar."""
-    path = write_snapshot(tmp_path, RUN_ID, sample_events(None)).path
+    path = write_snapshot(tmp_path, RUN_ID, sample_events(None))
     source = ReplaySource(path, speed=5)
     source.control("pause")
     source.control("seek:110")
@@ -80,8 +81,8 @@ def test_fleet_replay_120x36(snap_compare, tmp_path: Path) -> None:
 
 def test_compare_120x36(snap_compare, tmp_path: Path) -> None:
     """Two runs compared: three significant changes, two better and one worse, n per cell."""
-    a = write_snapshot(tmp_path, "run-a", compare_run("run-a", seed=1, shift={})).path
-    b = write_snapshot(tmp_path, "run-b", compare_run("run-b", seed=2, shift=COMPARE_SHIFT)).path
+    a = write_snapshot(tmp_path, "run-a", compare_run("run-a", seed=1, shift={}))
+    b = write_snapshot(tmp_path, "run-b", compare_run("run-b", seed=2, shift=COMPARE_SHIFT))
     app = CompareApp(compare_snapshots(open_snapshot(a), open_snapshot(b)))
     assert snap_compare(app, terminal_size=(120, 36))
 

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from nvfp4_tui.core.events import EndpointInfo, GpuSample, PhasePlan, RunFinished, RunStarted
+from nvfp4_tui.core.events import GpuSample, PhasePlan, RunFinished, RunStarted
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui.palette import cell_styles
 from nvfp4_tui.tui.widgets.vram_table import VramRow, VramTable, vram_rows
+from tests.support.factories import T0, endpoint_info
 from tests.support.sample_app import sample_app, settle
 from tests.support.sample_events import FLEET, sample_events
-
-T0 = 1_780_000_000.0
 
 
 def _state() -> FleetState:
     infos = (
-        EndpointInfo("a", "A", "http://127.0.0.1:1", "m", 0, "moe"),
-        EndpointInfo("b", "B", "http://127.0.0.1:2", "m", 0, "dense"),
-        EndpointInfo("c", "C", "http://127.0.0.1:3", "m", 2, "dense"),
+        endpoint_info("a", 0),
+        endpoint_info("b", 0, model_class="dense"),
+        endpoint_info("c", 2, model_class="dense"),
     )
     state = FleetState()
     state.apply(

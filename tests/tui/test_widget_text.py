@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.style import Style
 from textual.renderables.digits import Digits as DigitsRenderable
 
-from nvfp4_tui.core.events import EndpointInfo, PhasePlan, RunStarted
+from nvfp4_tui.core.events import PhasePlan, RunStarted
 from nvfp4_tui.core.slo import CapacityRow
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
@@ -16,8 +16,7 @@ from nvfp4_tui.tui.widgets.big_number import glyph_rows, text_width
 from nvfp4_tui.tui.widgets.gpu_pane import decode_text
 from nvfp4_tui.tui.widgets.run_header import run_readout, summary_line
 from nvfp4_tui.tui.widgets.spark_bars import bar_rows, columns
-
-T0 = 1_780_000_000.0
+from tests.support.factories import T0, endpoint_info
 
 
 def test_columns_take_the_highest_value_of_each_share() -> None:
@@ -75,7 +74,7 @@ def test_slo_text() -> None:
 
 
 def _state() -> FleetState:
-    info = EndpointInfo("e", "E", "http://127.0.0.1:1", "m", 0, "moe")
+    info = endpoint_info("e", 0)
     state = FleetState()
     state.apply(RunStarted(T0, "r", "run", (info,), (PhasePlan("e", "math", 1, 6),)))
     return state
