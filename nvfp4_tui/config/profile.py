@@ -131,6 +131,7 @@ class Endpoint:
     slo: SloTargets | None = None  # None: the run's
     verify_tls: bool = True  # False: an https endpoint's certificate is not checked (said loudly)
     time_scale: float = 1.0  # a simulator's clock factor (demo --time-scale)
+    node: str = ""  # the GPU host it runs on; the profile's `node`, else the URL's host
 
     @property
     def info(self) -> EndpointInfo:
@@ -145,6 +146,7 @@ class Endpoint:
             experts=self.experts,
             simulated=self.sim is not None,
             time_scale=self.time_scale,
+            node=self.node,
         )
 
     def with_url(self, url: str) -> Endpoint:
@@ -488,6 +490,8 @@ def _read_endpoint(table: Table, run_slo: SloTargets) -> Endpoint:
         sim=sim,
         slo=_read_slo(table.table("slo"), run_slo) if "slo" in table.data else None,
     )
+    node = table.get("node", a_string, "a non-empty host name", None)
+    endpoint = replace(endpoint, node=node or urlparse(endpoint.url).hostname or "")
     table.finish()
     return endpoint
 

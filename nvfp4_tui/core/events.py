@@ -40,6 +40,8 @@ class EndpointInfo:
     # A simulator run faster than real time (demo --time-scale): its every speed reads this
     # many times the modelled GPU's, and the views say so.
     time_scale: float = 1.0
+    # The GPU host it runs on (the profile's `node`, else its URL's host); "" in older runs.
+    node: str = ""
 
 
 @dataclass(frozen=True, slots=True)

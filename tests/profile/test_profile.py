@@ -83,6 +83,13 @@ def test_url_is_normalised_and_overrides_apply(tmp_path: Path) -> None:
     assert moved.endpoints[0].url == "http://127.0.0.1:9999"
 
 
+def test_node_is_the_profiles_or_the_urls_host(tmp_path: Path) -> None:
+    (plain,) = load_profile(write(tmp_path, GOOD)).endpoints
+    assert (plain.node, plain.info.node) == ("127.0.0.1", "127.0.0.1")
+    (named,) = load_profile(write(tmp_path, GOOD + 'node = "gpubox2"\n')).endpoints
+    assert named.info.node == "gpubox2"
+
+
 BAD = [
     (
         "gpu = 0",

@@ -26,6 +26,7 @@ from nvfp4_tui.core.figures.board import (
 )
 from nvfp4_tui.core.figures.scores import score_label
 from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.core.series_colours import series_hex
 from nvfp4_tui.core.slo import load_axis
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
@@ -42,7 +43,7 @@ from nvfp4_tui.tui.readouts import (
     slo_text,
 )
 from nvfp4_tui.tui.screens.base import StateScreen
-from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, series_hex, series_rgb
+from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, series_rgb
 from nvfp4_tui.tui.widgets.configuration import ConfigurationBlock
 from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
 from nvfp4_tui.tui.widgets.vram_table import VramTable

@@ -14,6 +14,8 @@ from textual.content import Content
 from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
 
+from nvfp4_tui.core.series_colours import series_hex
+
 RGB = tuple[int, int, int]
 Painter = Callable[[Plot, "ChartColors"], None]
 
@@ -30,15 +32,6 @@ class ChartColors:
         self.success = rgb("success", "#4EBF71")
         self.warning = rgb("warning", "#ffa62b")
         self.muted = rgb("foreground-muted", "#808080")
-
-
-# One colour per endpoint, told apart also by colour-blind readers (Okabe and Ito's palette);
-# themes rarely define seven distinct hues of their own (textual-dark's accent is its warning).
-SERIES_HEX = ("#56B4E9", "#E69F00", "#009E73", "#F0E442", "#CC79A7", "#D55E00", "#0072B2")
-
-
-def series_hex(index: int) -> str:
-    return SERIES_HEX[index % len(SERIES_HEX)]
 
 
 def series_rgb(index: int) -> RGB:
