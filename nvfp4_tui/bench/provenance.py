@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import json
 import math
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -28,12 +27,12 @@ import aiohttp
 
 from nvfp4_tui.config.profile import Endpoint
 from nvfp4_tui.core.events import EndpointConfig
+from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.telemetry.prometheus import (
     CACHE_CONFIG_INFO,
     MAX_METRICS_BYTES,
     NotPrometheusText,
-    api_key,
     auth_headers,
     info_labels,
     read_at_most,
@@ -58,16 +57,12 @@ def profile_sha256(resolved: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def clean_text(value: object, secret: str | None = None) -> str | None:
-    """A string from outside as it may be stored or shown: the key out, one line, capped."""
+def clean_text(value: object) -> str | None:
+    """A string from outside as it may be stored or shown: keys and escapes out, one line,
+    capped; None for anything else or nothing left."""
     if not isinstance(value, str):
         return None
-    if secret:
-        value = value.replace(secret, "***")
-    # Bidi and other format characters (Cf) out too: they can make a line read as another.
-    shown = "".join(c for c in one_line(value) if unicodedata.category(c) not in ("Cf", "Cs"))
-    text = shown[:MAX_TEXT_CHARS]
-    return text or None
+    return outside_line(value, MAX_TEXT_CHARS) or None
 
 
 async def probe_servers(
@@ -83,7 +78,6 @@ async def probe_servers(
 
 
 async def _probe(endpoint: Endpoint, http: aiohttp.ClientSession, timeout_s: float) -> Config:
-    secret = api_key(endpoint)
     version, models, metrics = await asyncio.gather(
         _get(http, endpoint, "/version", MAX_JSON_BYTES, timeout_s),
         _get(http, endpoint, "/v1/models", MAX_JSON_BYTES, timeout_s),
@@ -91,10 +85,10 @@ async def _probe(endpoint: Endpoint, http: aiohttp.ClientSession, timeout_s: flo
     )
     card = _model_card(_json(models), endpoint.model)
     return {
-        "server_version": clean_text(_field(_json(version), "version"), secret),
-        "model_root": clean_text(_field(card, "root"), secret),
+        "server_version": clean_text(_field(_json(version), "version")),
+        "model_root": clean_text(_field(card, "root")),
         "max_model_len": _positive_int(_field(card, "max_model_len")),
-        "cache_config": await _cache_config(metrics, secret),
+        "cache_config": await _cache_config(metrics),
     }
 
 
@@ -151,7 +145,7 @@ def _positive_int(value: object) -> int | None:
     return None
 
 
-async def _cache_config(body: str | None, secret: str | None) -> dict[str, str] | None:
+async def _cache_config(body: str | None) -> dict[str, str] | None:
     if body is None:
         return None
     try:
@@ -163,7 +157,7 @@ async def _cache_config(body: str | None, secret: str | None) -> dict[str, str] 
         return None
     kept: dict[str, str] = {}
     for name, value in sorted(labels.items())[:MAX_LABELS]:
-        key, text = clean_text(name, secret), clean_text(value, secret)
+        key, text = clean_text(name), clean_text(value)
         if key is not None and text is not None:
             kept[key] = text
     return kept

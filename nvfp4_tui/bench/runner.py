@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
@@ -38,6 +37,7 @@ from nvfp4_tui.bench.outage import EndpointGate
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sweep import describe_stop, phase_plan, stop_rule
 from nvfp4_tui.bench.verify_backlog import VerifyBacklog, judge_config, parse_tool_calls
+from nvfp4_tui.config.keys import api_key
 from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.config.suites import Prompt, Suite
@@ -184,7 +184,7 @@ class Runner:
     def _client(
         self, endpoint: Endpoint, concurrency: int, timeouts: Timeouts | None = None
     ) -> EndpointClient:
-        key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
+        key = api_key(endpoint.api_key_env)
         return EndpointClient(
             endpoint.url,
             endpoint.model,

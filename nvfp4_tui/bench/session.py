@@ -31,6 +31,7 @@ from nvfp4_tui.bench.provenance import (
     profile_sha256,
 )
 from nvfp4_tui.bench.runner import Emit, Runner
+from nvfp4_tui.config.keys import key_routes
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.suites import Suite
 from nvfp4_tui.core import exit_codes
@@ -147,7 +148,8 @@ class Session:
         def on_gpu_samples(samples: list[GpuSample]) -> None:
             loop.call_soon_threadsafe(self._emit_all, samples)
 
-        for message in tls_warnings(self.profile):
+        # Which variable's key goes to which host (never the key), then the TLS warnings.
+        for message in [*key_routes(self.profile), *tls_warnings(self.profile)]:
             note(message)
         run_task = asyncio.create_task(self._configure_then_run(note))
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from dataclasses import replace
 
 import aiohttp
 
+from nvfp4_tui.config.keys import api_key
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.suites import Prompt, Suite
 from nvfp4_tui.core.events import RequestFinished
@@ -135,7 +135,7 @@ def judge_config(profile: Profile) -> JudgeConfig | None:
     spec = profile.judge
     if spec is None:
         return None
-    key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+    key = api_key(spec.api_key_env)
     return JudgeConfig(
         url=spec.url,
         model=spec.model,

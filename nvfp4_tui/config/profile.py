@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit, urlunsplit
 
 from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.levels import load_levels
@@ -249,6 +249,23 @@ def _url(raw: Any) -> str | None:
     return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
+def _refuse_credentials(table: Table, key: str, prefix: str = "") -> None:
+    """A URL with ``user:password@`` is an error naming the key; its credentials are taken out
+    before anything can echo, store or send them."""
+    raw = table.data.get(key)
+    if not isinstance(raw, str) or not raw.startswith(prefix):
+        return
+    parts = urlsplit(raw[len(prefix) :].strip())
+    if "@" not in parts.netloc:
+        return
+    table.problems.add(
+        f"{table.key}.{key}",
+        "expected a URL without user:password@ (keys belong in env vars: api_key_env)",
+    )
+    host = parts.netloc.rpartition("@")[2]
+    table.data[key] = prefix + urlunsplit(parts._replace(netloc=host))
+
+
 def _gpu(raw: Any) -> int | str | None:
     if isinstance(raw, bool):
         return None
@@ -465,6 +482,8 @@ def _plan_problems(run: RunPlan) -> list[tuple[str, str]]:
 
 
 def _read_endpoint(table: Table, run_slo: SloTargets) -> Endpoint:
+    _refuse_credentials(table, "url")
+    _refuse_credentials(table, "telemetry", "dcgm:")
     sim = _read_sim(table.table("sim"))
     endpoint_id = table.get("id", _an_id, "an id of letters, digits, '_', '.' or '-'")
     endpoint = Endpoint(
@@ -575,6 +594,7 @@ def _rubrics(raw: Any) -> dict[str, str] | None:
 def _read_judge(table: Table | None) -> JudgeSpec | None:
     if table is None:
         return None
+    _refuse_credentials(table, "url")
     spec = JudgeSpec(
         url=table.get("url", _url, "an http(s) URL such as http://127.0.0.1:8030") or "",
         model=table.get("model", a_string, "the judge's served model name") or "",

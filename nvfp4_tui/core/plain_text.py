@@ -1,9 +1,13 @@
-"""Model and server text made safe to show: no escape sequences, no control characters.
+"""Model and server text made safe to show: no escape sequences, no control characters, no
+invisible formatting.
 
 A model's answer can contain anything, including ANSI colour codes, OSC 8 hyperlinks or a
 terminal-title sequence. Shown raw they would restyle or take over the user's terminal, so every
 text that came from a model or a server passes through ``plain_text`` before it reaches a widget,
-and widgets show it as plain text (never as markup).
+and widgets show it as plain text (never as markup). Bidi overrides and isolates (U+202E shows
+``exe.txt`` as ``txt.exe``) and other invisible format characters go too; the joiners that
+scripts and emoji need (U+200C, U+200D) stay. Text from outside that may also hold a key goes
+through ``core.outside_text``, which ends here.
 """
 
 from __future__ import annotations
@@ -22,16 +26,25 @@ _ESCAPES = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-# C0 controls except tab and newline, DEL, and the C1 range.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls except tab and newline, DEL, the C1 range; lone surrogates (print fails on them);
+# and invisible format characters: Arabic letter mark, zero-width space, LRM/RLM, the bidi
+# embeddings, overrides and isolates, word joiner and invisible operators, BOM, interlinear
+# annotation marks, tag characters.
+_CONTROLS = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200b\u200e\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
+_LINE_SEPARATORS = re.compile("[\u2028\u2029\x85]")
 
 
 def plain_text(raw: str | None) -> str:
-    """``raw`` without escape sequences or control characters; ``\\r\\n`` and ``\\r`` become ``\\n``."""
+    """``raw`` without escape sequences, control characters or invisible formatting; ``\\r\\n``,
+    ``\\r`` and the Unicode line separators become ``\\n``."""
     if not raw:
         return ""
     text = raw.replace("\r\n", "\n").replace("\r", "\n")
     text = _ESCAPES.sub("", text)
+    text = _LINE_SEPARATORS.sub("\n", text)
     return _CONTROLS.sub("", text)
 
 

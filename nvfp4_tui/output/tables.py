@@ -1,9 +1,16 @@
-"""Plain-text and Markdown tables for reports and headless output (aligned, width-aware for CJK)."""
+"""Plain-text and Markdown tables for reports and headless output (aligned, width-aware for CJK).
+
+A cell can hold a label, a model id or a message from a snapshot made elsewhere: every title,
+header and cell passes ``core.outside_text`` on its way to a terminal or a file, on one line,
+and a Markdown cell's pipes are escaped so it stays one cell.
+"""
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+
+from nvfp4_tui.core.outside_text import outside_line
 
 
 def display_width(text: str) -> int:
@@ -14,6 +21,11 @@ def display_width(text: str) -> int:
 def _pad(text: str, width: int, right: bool) -> str:
     gap = " " * (width - display_width(text))
     return gap + text if right else text + gap
+
+
+def table_cells(rows: Sequence[Sequence[str]]) -> list[list[str]]:
+    """``rows`` with every cell safe to print: one line, no escapes, no keys."""
+    return [[outside_line(cell) for cell in row] for row in rows]
 
 
 def _numeric(text: str) -> bool:
@@ -29,6 +41,10 @@ def format_table(
     markdown: bool = False,
 ) -> str:
     """Columns padded to their widest cell; numbers right-aligned. Markdown pipes when asked."""
+    headers, *rows = table_cells([headers, *rows])
+    title = outside_line(title) if title else None
+    if markdown:
+        headers, *rows = [[cell.replace("|", "\\|") for cell in row] for row in [headers, *rows]]
     widths = [display_width(h) for h in headers]
     for row in rows:
         widths = [max(w, display_width(c)) for w, c in zip(widths, row, strict=True)]

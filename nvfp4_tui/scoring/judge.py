@@ -6,7 +6,8 @@ prompt and the answer (never the reasoning), and replies with a JSON object
 fence or after ``<think>`` text, and a bare ``score: 7/10`` line. The score becomes 0-1 in the
 request row's ``score_judge`` column, kept apart from the heuristic and verified scores. A judge
 that fails (HTTP error, timeout, a reply without a score) gives no score and a detail that says
-why, e.g. ``judge_error:http_503``; it never fails the request it grades.
+why, e.g. ``judge_error:http_503``; it never fails the request it grades. The reason is the
+judge's text: it passes ``core.outside_text`` before it is cut and stored.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+
+from nvfp4_tui.core.outside_text import outside_line, remember_secrets
 
 JUDGE_SCALE = 10.0
 ANSWER_MAX_CHARS = 24_000  # longer answers are cut (the judge is told) to bound the request
@@ -82,8 +85,9 @@ def parse_verdict(content: str) -> tuple[float, str]:
     for body in _objects(text):
         raw = body.get("score")
         if isinstance(raw, int | float) and not isinstance(raw, bool):
-            reason = str(body.get("reason", "")).replace("\n", " ")
-            return _scaled(float(raw), JUDGE_SCALE), reason[:_REASON_CHARS]
+            # The judge's own words: scrubbed of keys and escapes, then cut.
+            reason = outside_line(str(body.get("reason", "")), _REASON_CHARS)
+            return _scaled(float(raw), JUDGE_SCALE), reason
     m = _SCORE_LINE.search(text)
     if m:
         scale = float(m.group(2)) if m.group(2) else JUDGE_SCALE
@@ -115,6 +119,7 @@ async def judge_answer(
         "temperature": 0.0,
         "stream": False,
     }
+    remember_secrets(config.api_key)  # a judge that echoes it back must not put it on disk
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     timeout = aiohttp.ClientTimeout(total=config.timeout_s)
     try:
@@ -131,7 +136,7 @@ async def judge_answer(
     except aiohttp.ClientError as e:
         return None, f"judge_error:connect: {type(e).__name__}"
     except (ValueError, KeyError, IndexError, TypeError) as e:
-        return None, f"judge_error:reply: {e}"[:_REASON_CHARS]
+        return None, outside_line(f"judge_error:reply: {e}", _REASON_CHARS)
     return score, f"judge:{score * JUDGE_SCALE:g}/{JUDGE_SCALE:g}" + (
         f"|{reason}" if reason else ""
     )

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,12 +28,15 @@ from typing import Literal
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
+from nvfp4_tui.config.keys import api_key as read_key
 from nvfp4_tui.config.profile import Endpoint
 from nvfp4_tui.core.events import ServerSample
+from nvfp4_tui.core.outside_text import outside_line
 
 # A vLLM /metrics body is tens of kB and a DCGM exporter's a few hundred; past this, something
 # other than a metrics endpoint is answering and its body is not worth the memory.
 MAX_METRICS_BYTES = 8 << 20
+STATUS_MESSAGE_CHARS = 200  # a status line quotes at most this much of what the server said
 # Newer vLLM name first; the older one is read only when the newer is absent.
 KV_CACHE_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
 ITL_HISTOGRAM = ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds")
@@ -322,8 +324,6 @@ class PrometheusScraper:
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._deltas = {e.id: ServerMetricsDelta(e.id) for e in self._endpoints}
         self._states: dict[str, MetricsState] = {}
-        # A server that echoes request headers into its reply would put the key in a message.
-        self._secrets = {e.id: key for e in self._endpoints if (key := api_key(e))}
 
     def state(self, endpoint_id: str) -> MetricsState | None:
         """The endpoint's last known metrics state; None before its first poll."""
@@ -379,9 +379,8 @@ class PrometheusScraper:
             return
         first = endpoint_id not in self._states
         self._states[endpoint_id] = state
-        secret = self._secrets.get(endpoint_id)
-        if secret:
-            message = message.replace(secret, "***")
+        # A parser error quotes the body: a key it echoes, or an escape, stays out of the log.
+        message = outside_line(message, STATUS_MESSAGE_CHARS)
         if self._on_status is not None and not (first and state == "ok"):
             self._on_status(
                 MetricsStatus(t=t, endpoint_id=endpoint_id, state=state, message=message)
@@ -389,7 +388,7 @@ class PrometheusScraper:
 
 
 def api_key(endpoint: Endpoint) -> str | None:
-    return os.environ.get(endpoint.api_key_env) or None if endpoint.api_key_env else None
+    return read_key(endpoint.api_key_env)
 
 
 async def read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes:
@@ -410,8 +409,7 @@ def auth_headers(endpoint: Endpoint) -> dict[str, str]:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text[:200] if text else type(exc).__name__
+    return outside_line(str(exc), STATUS_MESSAGE_CHARS) or type(exc).__name__
 
 
 async def scrape_loop(

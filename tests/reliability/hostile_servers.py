@@ -270,16 +270,20 @@ def build_app(behaviour: str) -> web.Application:
 
 @asynccontextmanager
 async def serve(
-    behaviours: list[str], *, ssl_context: ssl.SSLContext | None = None
+    behaviours: list[str],
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    build: Callable[[str], web.Application] = build_app,
 ) -> AsyncIterator[dict[str, str]]:
-    """Serve each behaviour on its own 127.0.0.1 port for the block; yields name -> base URL."""
+    """Serve each behaviour (an app from ``build``) on its own 127.0.0.1 port for the block;
+    yields name -> base URL."""
     runners: list[web.AppRunner] = []
     urls: dict[str, str] = {}
     scheme = "https" if ssl_context else "http"
     try:
         for name in behaviours:
             runner = web.AppRunner(
-                build_app(name), handler_cancellation=True, shutdown_timeout=0.5, access_log=None
+                build(name), handler_cancellation=True, shutdown_timeout=0.5, access_log=None
             )
             await runner.setup()
             runners.append(runner)

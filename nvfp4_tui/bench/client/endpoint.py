@@ -32,6 +32,7 @@ from nvfp4_tui.bench.client.request import ChatRequest, Timeouts
 from nvfp4_tui.bench.client.stream import Attempt, Stream
 from nvfp4_tui.bench.client.trace import SendClock, send_clock_trace
 from nvfp4_tui.bench.sse import SseError, SseParser
+from nvfp4_tui.core.outside_text import outside_line, remember_secrets, without_secrets
 
 if TYPE_CHECKING:
     from nvfp4_tui.bench.progress import TokenMeter
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 READ_BUFSIZE = 4 * 1024 * 1024  # aiohttp's 64 KiB default stalls on long replies
 HEALTH_CONNECTIONS = 2  # pool slots beyond the concurrency, so a health check never waits
 MODELS_LISTED_IN_MESSAGE = 5
+MODEL_ID_CHARS = 80  # each listed id is cut to this, after its scrub
 FULL_USAGE = {"include_usage": True, "continuous_usage_stats": True}
 FINAL_USAGE = {"include_usage": True}
 USAGE_OPTION_KEYS = ("continuous_usage_stats", "stream_options")
@@ -71,6 +73,7 @@ class EndpointClient:
         self._concurrency = concurrency
         self._timeouts = timeouts
         self._api_key = api_key or None
+        remember_secrets(self._api_key)  # scrubbed from whatever any server sends back
         self._verify_tls = verify_tls
         self._slots = asyncio.Semaphore(concurrency)
         self._session: aiohttp.ClientSession | None = None
@@ -124,18 +127,17 @@ class EndpointClient:
                     self._usage_options = "accepted"
         failure = attempt.failure
         if failure is not None:
-            failure.message = self._scrub(failure.message)
+            failure.message = outside_line(failure.message)
         measurement = measure(attempt, queue_s)
-        if self._api_key:
-            # A server that echoes request headers into its reply must not put the key on disk.
-            tool_calls = measurement.tool_calls_json
-            measurement = replace(
-                measurement,
-                answer_text=self._scrub(measurement.answer_text),
-                reasoning_text=self._scrub(measurement.reasoning_text),
-                tool_calls_json=None if tool_calls is None else self._scrub(tool_calls),
-            )
-        return measurement
+        # A server that echoes request headers into its reply must not put the key on disk;
+        # answers keep the rest of their text as sent, for scoring.
+        tool_calls = measurement.tool_calls_json
+        return replace(
+            measurement,
+            answer_text=without_secrets(measurement.answer_text),
+            reasoning_text=without_secrets(measurement.reasoning_text),
+            tool_calls_json=None if tool_calls is None else without_secrets(tool_calls),
+        )
 
     async def health(self) -> tuple[bool, str]:
         """Whether the endpoint answers and serves the model, and a one-line reason."""
@@ -151,12 +153,15 @@ class EndpointClient:
             return False, f"timeout: no answer within {self._timeouts.health_s:g} s"
         except (aiohttp.ClientError, OSError) as error:
             kind, message = classify(error)
-            return False, self._scrub(f"{kind}: {message}")
+            return False, outside_line(f"{kind}: {message}")
         if served is not None:
             if self._model in served:
                 return True, "ok"
-            listed = ", ".join(served[:MODELS_LISTED_IN_MESSAGE]) or "nothing"
-            return False, f"model {self._model!r} is not served here; /v1/models lists {listed}"
+            # The ids are the server's text: an echo of the key or an escape goes before the cut.
+            shown = (outside_line(m, MODEL_ID_CHARS) for m in served[:MODELS_LISTED_IN_MESSAGE])
+            listed = ", ".join(shown) or "nothing"
+            model = outside_line(self._model, MODEL_ID_CHARS)
+            return False, f"model {model!r} is not served here; /v1/models lists {listed}"
         if 200 <= health_status < 300:
             return True, f"ok (/health; /v1/models gave no model list, HTTP {models_status})"
         if 200 <= models_status < 300:
@@ -287,10 +292,6 @@ class EndpointClient:
         if waiting_for == "first byte":
             return f"first byte: no response within {timeouts.first_byte_s:g} s"
         return f"idle: no data for {timeouts.idle_s:g} s"
-
-    def _scrub(self, text: str) -> str:
-        # Servers that echo request headers into an error body would otherwise leak the key.
-        return text.replace(self._api_key, "***") if self._api_key else text
 
     def _open_session(self) -> aiohttp.ClientSession:
         if self._session is None:

@@ -1,6 +1,7 @@
 """What went wrong with a request, in a word (``ErrorKind``) and a short line for people.
 
-Messages are bounded excerpts; the endpoint scrubs its API key from them before they leave.
+Messages are bounded excerpts. What the server sent passes ``core.outside_text`` (keys and escapes
+out) before it is cut, so a key that straddles the cut leaves nothing of itself.
 Whether a failed request may be resent is decided from its HTTP status, not its message.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 import aiohttp
 
 from nvfp4_tui.core.events import ErrorKind
+from nvfp4_tui.core.outside_text import outside_line
 
 BODY_EXCERPT_BYTES = 2048
 BODY_EXCERPT_CHARS = 200
@@ -67,8 +69,7 @@ async def body_excerpt(response: aiohttp.ClientResponse) -> str:
             raw += piece
     except (aiohttp.ClientError, OSError):
         pass  # the status already says what went wrong; the body is a courtesy
-    text = " ".join(raw.decode("utf-8", "replace").split())
-    return truncate(text, BODY_EXCERPT_CHARS) if text else "(empty body)"
+    return outside_line(raw.decode("utf-8", "replace"), BODY_EXCERPT_CHARS) or "(empty body)"
 
 
 def classify(error: BaseException) -> tuple[ErrorKind, str]:
@@ -90,7 +91,7 @@ def classify(error: BaseException) -> tuple[ErrorKind, str]:
     if isinstance(error, aiohttp.InvalidURL):
         return "connect", f"invalid URL {error.url}"
     if isinstance(error, aiohttp.ClientResponseError):
-        return "protocol", f"bad HTTP response: {error.message}"
+        return "protocol", f"bad HTTP response: {outside_line(error.message, BODY_EXCERPT_CHARS)}"
     if isinstance(
         error, (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, ConnectionError)
     ):
@@ -99,18 +100,15 @@ def classify(error: BaseException) -> tuple[ErrorKind, str]:
 
 
 def describe(error: BaseException) -> str:
-    return truncate(str(error) or type(error).__name__, BODY_EXCERPT_CHARS)
+    return outside_line(str(error), BODY_EXCERPT_CHARS) or type(error).__name__
 
 
 def error_text(problem: Any) -> str:
     message = problem.get("message") if isinstance(problem, dict) else None
-    return truncate(str(message or problem), BODY_EXCERPT_CHARS)
+    return outside_line(str(message or problem), BODY_EXCERPT_CHARS)
 
 
 def chunk_excerpt(payload: bytes) -> str:
-    text = payload[: CHUNK_EXCERPT_CHARS * 4].decode("utf-8", "replace")
-    return repr(truncate(text, CHUNK_EXCERPT_CHARS))
-
-
-def truncate(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    # Room for a key past the excerpt's end: it is taken out whole before the cut.
+    text = payload[: CHUNK_EXCERPT_CHARS * 8].decode("utf-8", "replace")
+    return repr(outside_line(text, CHUNK_EXCERPT_CHARS))
