@@ -14,6 +14,7 @@ from nvfp4_tui import __version__
 from nvfp4_tui.config import DEMO_PROFILE
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core import exit_codes
+from nvfp4_tui.core.outside_text import outside_line, outside_text
 
 # A simulator clock this many times real time still times tokens to the millisecond.
 MAX_TIME_SCALE = 1000.0
@@ -345,12 +346,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
         snapshot = open_snapshot(args.snapshot)
         if args.headless:
+            # The snapshot may be someone else's: what it says reaches the terminal as text.
             for warning in snapshot.warnings:
-                print(f"warning: {warning}", file=sys.stderr)
+                print(f"warning: {outside_line(warning)}", file=sys.stderr)
             print(render_snapshot(snapshot, "text"))
             print(
-                f"{snapshot.event_count} events; run {snapshot.status_label}; "
-                f"snapshot: {snapshot.path}"
+                outside_line(
+                    f"{snapshot.event_count} events; run {snapshot.status_label}; "
+                    f"snapshot: {snapshot.path}"
+                )
             )
             return 0
         # The monitor prints the snapshot's warnings when it exits, where they stay in view.
@@ -403,11 +407,12 @@ def cmd_follow(args: argparse.Namespace) -> int:
         if not args.headless:
             return _run_source_ui(source, f"follow {manifest['run_id']}")
         human = sys.stderr if args.json else sys.stdout
-        print(f"following {path} (run {manifest['status']})", file=human, flush=True)
+        following = f"following {path} (run {manifest['status']})"
+        print(outside_line(following), file=human, flush=True)
         asyncio.run(_follow_headless(source, args.json))
         if not args.json:
             print(render(path, detail=False))
-        print(f"run {source.run_status}; snapshot: {path}", file=human)
+        print(outside_line(f"run {source.run_status}; snapshot: {path}"), file=human)
         return exit_codes.OK if source.run_status == "complete" else exit_codes.FAILED
 
     return _snapshot_errors_are_usage(follow)
@@ -541,7 +546,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, UsageError) as e:
         if args.debug:
             traceback.print_exc()
-        print(str(e), file=sys.stderr)
+        print(outside_text(str(e)), file=sys.stderr)
         return exit_codes.USAGE
     except KeyboardInterrupt:
         return exit_codes.STOPPED
@@ -556,7 +561,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(
-            f"nvfp4-tui: {type(e).__name__}: {e} (run with --debug for the traceback)",
+            outside_line(
+                f"nvfp4-tui: {type(e).__name__}: {e} (run with --debug for the traceback)"
+            ),
             file=sys.stderr,
         )
         return exit_codes.FAILED

@@ -33,6 +33,7 @@ from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.events import Event, encode
+from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.telemetry.sampler import telemetry_for_run
 
@@ -123,9 +124,10 @@ async def _read_commands(session: Session, main_task: asyncio.Task, stop_at_eof:
 
 
 def _print_message(message: str) -> None:
-    # With the UI gone stderr is a broken pipe; the run's own stop must not fail on it.
+    # With the UI gone stderr is a broken pipe; the run's own stop must not fail on it. A note
+    # can quote a server: one safe line, on the UI's terminal or in a detached run's run.log.
     with contextlib.suppress(OSError):
-        print(message, file=sys.stderr, flush=True)
+        print(outside_line(message), file=sys.stderr, flush=True)
 
 
 def _stdin_is_pipe() -> bool:
@@ -167,7 +169,7 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
         print(error, file=sys.stderr, flush=True)
         return exit_codes.USAGE
     for message in messages:
-        print(message, file=sys.stderr, flush=True)
+        _print_message(message)
     print(json.dumps({"snapshot": str(session.snapshot_path)}), file=sys.stderr, flush=True)
     flusher = asyncio.create_task(pipe.flush_periodically())
     commands = (

@@ -14,7 +14,7 @@ from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.events import EndpointStatus, Event, PhaseFinished, PhasePlan, RunStarted
 from nvfp4_tui.core.figures.leaderboard import STEADY_SHARE
-from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import Load, run_plans
 from nvfp4_tui.core.timing_doubt import describe_timing_doubt
 from nvfp4_tui.output.pane_json import PaneJsonLines
@@ -38,8 +38,10 @@ class PhasePrinter:
             self._plans = run_plans(event)
         if isinstance(event, EndpointStatus) and event.status in ("down", "error"):
             # The reason can quote a server (its model list): no escape reaches the terminal.
-            reason = one_line(event.message)
-            print(f"{event.endpoint_id:<16} {event.status}: {reason}", file=self.stream)
+            reason = outside_line(event.message)
+            print(
+                f"{outside_line(event.endpoint_id):<16} {event.status}: {reason}", file=self.stream
+            )
         if not isinstance(event, PhaseFinished):
             return
         plan = self._plans.get((event.endpoint_id, event.phase_index))
@@ -57,8 +59,10 @@ class PhasePrinter:
             share = event.full_load_s / event.wall_s
             steady = "" if share >= STEADY_SHARE else " (not steady)"
             full = f"  full load {share:>4.0%}{steady}"
+        # Ids and suite names can come from a snapshot written elsewhere (follow).
+        endpoint_id, suite = outside_line(event.endpoint_id), outside_line(event.suite)
         print(
-            f"{event.endpoint_id:<16} {event.suite:<10} {load.label:<9} "
+            f"{endpoint_id:<16} {suite:<10} {load.label:<9} "
             f"{event.requests:>4} req {event.errors:>3} err "
             f"{throughput or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s{full}{held}{late}",
             file=self.stream,
@@ -101,7 +105,8 @@ def run_headless(plan: LaunchPlan, out_root: Path, *, json_lines: bool = False) 
         # With --json the human lines still go out, on stderr.
         subscribers=[PhasePrinter()] if panes is None else [panes, PhasePrinter(sys.stderr)],
         gpu_sources=gpu_sources,
-        on_message=lambda m: print(m, file=sys.stderr, flush=True),
+        # A note can quote a server (/metrics, a GPU exporter): one safe line on the terminal.
+        on_message=lambda m: print(outside_line(m), file=sys.stderr, flush=True),
     )
     try:
         session.open()
@@ -109,7 +114,7 @@ def run_headless(plan: LaunchPlan, out_root: Path, *, json_lines: bool = False) 
         print(error, file=sys.stderr)
         return exit_codes.USAGE
     for message in messages:
-        print(message, file=sys.stderr)
+        print(outside_line(message), file=sys.stderr)
     human = sys.stderr if json_lines else sys.stdout
     print(f"snapshot: {session.snapshot_path}", file=human, flush=True)
     result = asyncio.run(_run_session(session, panes))

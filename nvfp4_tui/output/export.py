@@ -2,7 +2,8 @@
 
 Parquet and CSV write one file per table (``requests``, ``gpu``, ``server``, ``events``) into the
 output directory, in the snapshot's own schema (``ts`` as a UTC timestamp, SI units in column
-names). JSON writes the leaderboard rows and the report's tables; Markdown writes the report's
+names); CSV's text columns pass ``core.outside_text`` (no escapes, no invisible formatting), as
+a CSV is read in terminals and spreadsheets. JSON writes the leaderboard rows and the report's tables; Markdown writes the report's
 tables in the shape of the seed's README. Every file is written whole or not at all.
 """
 
@@ -12,6 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
+from nvfp4_tui.core.outside_text import outside_text
 from nvfp4_tui.output.report import leaderboard_json, render_snapshot, report_tables, snapshot_board
 from nvfp4_tui.store.manifest import SnapshotError, error_text, write_atomic
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
@@ -41,9 +45,20 @@ def _table_files(snapshot: Snapshot, out_dir: Path, fmt: str) -> list[Path]:
     for table in TABLES:
         frame = snapshot.table(table)
         path = out_dir / f"{table}.{fmt}"
-        _write(path, parquet_bytes(frame) if fmt == "parquet" else frame.write_csv().encode())
+        if fmt == "parquet":
+            _write(path, parquet_bytes(frame))
+        else:
+            _write(path, _printable_text(frame).write_csv().encode())
         written.append(path)
     return written
+
+
+def _printable_text(frame: pl.DataFrame) -> pl.DataFrame:
+    """Every text column through ``outside_text``; line breaks stay (CSV quotes them)."""
+    texts = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    return frame.with_columns(
+        pl.col(name).map_elements(outside_text, return_dtype=pl.String) for name in texts
+    )
 
 
 def report_document(snapshot: Snapshot) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from nvfp4_tui.core.figures.leaderboard import (
     PhaseFacts,
 )
 from nvfp4_tui.core.figures.scores import SCORE_NAMES, score_label
+from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import (
     CapacityRow,
     Load,
@@ -46,7 +47,7 @@ from nvfp4_tui.core.slo import (
     run_plans,
 )
 from nvfp4_tui.core.timing_doubt import timing_doubt
-from nvfp4_tui.output.tables import format_table
+from nvfp4_tui.output.tables import format_table, table_cells
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 
 REPORT_FORMATS = ("text", "json", "markdown")
@@ -481,7 +482,7 @@ def throughput_chart(board: Board) -> str | None:
     if not by_level:
         return None
     levels = board.level_loads()
-    labels = {e.id: e.label for e in board.endpoints}
+    labels = {e.id: outside_line(e.label) for e in board.endpoints}
     plt.clear_figure()
     plt.theme("clear")
     plt.plotsize(CHART_WIDTH, CHART_HEIGHT)
@@ -495,7 +496,8 @@ def throughput_chart(board: Board) -> str | None:
             continue
         xs, ys = zip(*points, strict=True)
         marker = CHART_MARKERS[n % len(CHART_MARKERS)]
-        plt.plot(list(xs), list(ys), label=labels.get(endpoint_id, endpoint_id), marker=marker)
+        label = labels.get(endpoint_id) or outside_line(endpoint_id)
+        plt.plot(list(xs), list(ys), label=label, marker=marker)
     plt.xticks(list(range(1, len(levels) + 1)), [load.label for load in levels])
     plt.title(f"Aggregate throughput vs {load_axis(levels)}")
     plt.xlabel(load_axis(levels))
@@ -538,7 +540,8 @@ def snapshot_board(snapshot: Snapshot) -> Board:
 def report_tables(
     snapshot: Snapshot, *, detail: bool = True, score_name: str | None = None
 ) -> list[Table]:
-    """The seed's tables, then (with ``detail``) the VRAM table and the full leaderboard."""
+    """The seed's tables, then (with ``detail``) the VRAM table and the full leaderboard; every
+    cell safe to print (``tables.table_cells``), as the JSON and Markdown exports write them."""
     events = snapshot.report_events()
     board = board_of(snapshot.requests(), events)
     score = board.shown_score(score_name)
@@ -557,7 +560,13 @@ def report_tables(
         if vram is not None:
             tables.append(vram)
         tables.append(leaderboard_table(board, score))
-    return tables
+    return [_printable(table) for table in tables]
+
+
+def _printable(table: Table) -> Table:
+    title, headers, rows = table
+    cells = table_cells([headers, *rows])
+    return outside_line(title), cells[0], cells[1:]
 
 
 def leaderboard_json(board: Board, score_name: str | None = None) -> list[dict]:
