@@ -22,6 +22,7 @@ from nvfp4_tui.config.keys import api_key
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.suites import Prompt, Suite
 from nvfp4_tui.core.events import RequestFinished
+from nvfp4_tui.core.outside_text import outside_text
 from nvfp4_tui.scoring.judge import JudgeConfig, judge_answer
 from nvfp4_tui.scoring.verify import score_verified_async, split_reasoning
 
@@ -91,7 +92,8 @@ class VerifyBacklog:
                     replace(
                         record,
                         score_verified=verified[0] if verified else None,
-                        score_verified_detail=verified[1] if verified else None,
+                        # The reason can quote what the model's code printed: outside text.
+                        score_verified_detail=outside_text(verified[1]) if verified else None,
                         score_judge=judged[0],
                         score_judge_detail=judged[1],
                     )

@@ -2,7 +2,7 @@
 
 Every server quotes the request's ``Authorization`` header: in the model ids of ``/v1/models``,
 in an error body where the key straddles the client's 200-character cut, in a malformed SSE
-chunk where it straddles the 80-character cut, in a judge's reason, and in a ``/metrics`` body
+chunk where it straddles the 80-character cut, in a stream's finish_reason, in a judge's reason, and in a ``/metrics`` body
 that also carries terminal escapes (OSC 52 clipboard, OSC 0 title, CSI 2J clear screen). They
 listen on 127.0.0.1 on OS-chosen ports, in the test's own event loop.
 """
@@ -16,7 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from aiohttp import web
 
 from nvfp4_tui.bench.client.errors import BODY_EXCERPT_CHARS, CHUNK_EXCERPT_CHARS
-from tests.reliability.hostile_servers import MODEL, good_stream, serve
+from tests.reliability.hostile_servers import MODEL, chunk, good_stream, serve
 
 ESCAPES = "\x1b]52;c;ZXZpbA==\x07\x1b]0;pwned\x07\x1b[2J\u202e"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -61,6 +61,17 @@ async def chunk_straddling_cut(request: web.Request) -> web.StreamResponse:
     return response
 
 
+async def finish_reason_echo(request: web.Request) -> web.StreamResponse:
+    await request.read()
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    for piece in good_stream()[:2]:
+        await response.write(piece)
+    await response.write(chunk(finish=f"{ESCAPES}{_auth(request)}"))
+    await response.write(b"data: [DONE]\n\n")
+    return response
+
+
 async def judge_echo(request: web.Request) -> web.Response:
     await request.read()
     reason = f"{ESCAPES}fine; you sent {_auth(request)}"
@@ -91,6 +102,7 @@ APPS: dict[str, Callable[[], web.Application]] = {
     "models_echo": lambda: build_app(error_straddling_cut, models_echo),
     "error_cut": lambda: build_app(error_straddling_cut),
     "chunk_cut": lambda: build_app(chunk_straddling_cut),
+    "finish_echo": lambda: build_app(finish_reason_echo),
     "judge": lambda: build_app(judge_echo),
 }
 

@@ -77,6 +77,17 @@ async def test_a_key_across_the_error_excerpts_cut_is_not_kept(server: str) -> N
     assert_clean(message)
 
 
+async def test_a_finish_reason_that_quotes_the_key_is_stored_clean() -> None:
+    async with (
+        serve_echoes(["finish_echo"]) as urls,
+        EndpointClient(
+            urls["finish_echo"], "current", concurrency=1, timeouts=Timeouts(), api_key=KEY
+        ) as client,
+    ):
+        measurement = await client.chat(HELLO)
+    assert measurement.status == "ok" and measurement.finish_reason == "Bearer ***"
+
+
 async def test_a_judge_that_echoes_its_key_gives_a_clean_reason() -> None:
     async with serve_echoes(["judge"]) as urls, aiohttp.ClientSession() as http:
         config = JudgeConfig(urls["judge"], "judge", {"essay": "be fair"}, api_key=KEY)

@@ -41,6 +41,7 @@ READ_BUFSIZE = 4 * 1024 * 1024  # aiohttp's 64 KiB default stalls on long replie
 HEALTH_CONNECTIONS = 2  # pool slots beyond the concurrency, so a health check never waits
 MODELS_LISTED_IN_MESSAGE = 5
 MODEL_ID_CHARS = 80  # each listed id is cut to this, after its scrub
+FINISH_REASON_CHARS = 40  # "stop", "length", "tool_calls": a longer one is cut
 FULL_USAGE = {"include_usage": True, "continuous_usage_stats": True}
 FINAL_USAGE = {"include_usage": True}
 USAGE_OPTION_KEYS = ("continuous_usage_stats", "stream_options")
@@ -131,9 +132,10 @@ class EndpointClient:
         measurement = measure(attempt, queue_s)
         # A server that echoes request headers into its reply must not put the key on disk;
         # answers keep the rest of their text as sent, for scoring.
-        tool_calls = measurement.tool_calls_json
+        tool_calls, finish = measurement.tool_calls_json, measurement.finish_reason
         return replace(
             measurement,
+            finish_reason=None if finish is None else outside_line(finish, FINISH_REASON_CHARS),
             answer_text=without_secrets(measurement.answer_text),
             reasoning_text=without_secrets(measurement.reasoning_text),
             tool_calls_json=None if tool_calls is None else without_secrets(tool_calls),
