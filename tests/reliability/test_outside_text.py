@@ -7,6 +7,8 @@ writes a password into a URL.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -27,6 +29,18 @@ KEY = "sk-hostile-0f3b9a27c4e1-never-shown"
 KEY_ENV = "NVFP4_OUTSIDE_TEXT_KEY"
 HELLO = ChatRequest(messages=({"role": "user", "content": "hi"},), max_tokens=8)
 TERMINAL_CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066")
+
+
+@asynccontextmanager
+async def echo_client(server: str) -> AsyncIterator[EndpointClient]:
+    """A client sending ``KEY`` to the named ``key_echoes`` server."""
+    async with (
+        serve_echoes([server]) as urls,
+        EndpointClient(
+            urls[server], "current", concurrency=1, timeouts=Timeouts(), api_key=KEY
+        ) as client,
+    ):
+        yield client
 
 
 def assert_clean(text: str) -> None:
@@ -52,12 +66,7 @@ def test_url_credentials_bidi_and_escapes_go() -> None:
 
 
 async def test_model_ids_that_quote_the_key_stay_out_of_the_health_message() -> None:
-    async with (
-        serve_echoes(["models_echo"]) as urls,
-        EndpointClient(
-            urls["models_echo"], "current", concurrency=1, timeouts=Timeouts(), api_key=KEY
-        ) as client,
-    ):
+    async with echo_client("models_echo") as client:
         healthy, message = await client.health()
     assert not healthy and "/v1/models lists" in message and "you-sent Bearer ***" in message
     assert_clean(message)
@@ -65,12 +74,7 @@ async def test_model_ids_that_quote_the_key_stay_out_of_the_health_message() -> 
 
 @pytest.mark.parametrize("server", ["error_cut", "chunk_cut"])
 async def test_a_key_across_the_error_excerpts_cut_is_not_kept(server: str) -> None:
-    async with (
-        serve_echoes([server]) as urls,
-        EndpointClient(
-            urls[server], "current", concurrency=1, timeouts=Timeouts(), api_key=KEY
-        ) as client,
-    ):
+    async with echo_client(server) as client:
         measurement = await client.chat(HELLO)
     message = measurement.error_message or ""
     assert measurement.status == "error" and "EEEE" in message, message
@@ -78,12 +82,7 @@ async def test_a_key_across_the_error_excerpts_cut_is_not_kept(server: str) -> N
 
 
 async def test_a_finish_reason_that_quotes_the_key_is_stored_clean() -> None:
-    async with (
-        serve_echoes(["finish_echo"]) as urls,
-        EndpointClient(
-            urls["finish_echo"], "current", concurrency=1, timeouts=Timeouts(), api_key=KEY
-        ) as client,
-    ):
+    async with echo_client("finish_echo") as client:
         measurement = await client.chat(HELLO)
     assert measurement.status == "ok" and measurement.finish_reason == "Bearer ***"
 
