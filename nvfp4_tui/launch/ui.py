@@ -15,6 +15,7 @@ from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.figures.comparison import Comparison
+from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.sources.base import EventSource
 from nvfp4_tui.sources.live import LiveSource
 from nvfp4_tui.tui.app import FleetApp
@@ -54,12 +55,13 @@ def _show(source: EventSource, title: str | None = None) -> FleetApp:
             await source.close()
 
     asyncio.run(main())
+    # A followed or replayed snapshot may be someone else's: its words reach the terminal as text.
     for message in source.messages:
-        print(message, file=sys.stderr)
+        print(outside_line(message), file=sys.stderr)
     for warning in source.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {outside_line(warning)}", file=sys.stderr)
     if app.source_error:
-        print(f"error: {app.source_error}", file=sys.stderr)
+        print(f"error: {outside_line(app.source_error)}", file=sys.stderr)
     return app
 
 
