@@ -15,10 +15,16 @@ import aiohttp
 import pytest
 
 from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Timeouts
+from nvfp4_tui.bench.worker import _print_message
 from nvfp4_tui.config.keys import key_routes
 from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.config.tomlcheck import ConfigError
-from nvfp4_tui.core.outside_text import outside_line, outside_text, without_secrets
+from nvfp4_tui.core.outside_text import (
+    outside_line,
+    outside_text,
+    remember_secrets,
+    without_secrets,
+)
 from nvfp4_tui.output.tables import format_table
 from nvfp4_tui.scoring.judge import JudgeConfig, judge_answer
 from nvfp4_tui.telemetry.prometheus import MetricsStatus, PrometheusScraper
@@ -163,3 +169,12 @@ def test_a_table_prints_a_hostile_label_as_text(markdown: bool) -> None:
     assert_clean(text)
     assert "evil" in text and "second line" in text
     assert len(text.splitlines()) == (5 if markdown else 4)  # title (blank), header, rule, row
+
+
+def test_a_workers_note_reaches_stderr_and_run_log_as_plain_text(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    remember_secrets(KEY)
+    _print_message(f"e0: no server metrics (not Prometheus text: {ESCAPES} Bearer {KEY})")
+    err = capsys.readouterr().err
+    assert err == "e0: no server metrics (not Prometheus text: Bearer ***)\n"
