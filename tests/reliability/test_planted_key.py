@@ -31,7 +31,7 @@ from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.key_echoes import serve_echoes
 from tests.reliability.runs import hostile_endpoint_toml, rows_of, write_run_profile
 
-pytestmark = pytest.mark.slow  # a run in its own process, then eleven readers of it
+pytestmark = pytest.mark.slow  # a run in its own process, then nine commands that read it
 
 KEY_ENV = "NVFP4_PLANTED_KEY"
 KEY = "sk-planted-8d41c0e7b2-found-nowhere"
