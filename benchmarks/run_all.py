@@ -19,6 +19,7 @@ BENCHMARKS: tuple[tuple[str, str], ...] = (
     ("fidelity.py", "fidelity"),
     ("client_ceiling.py", "client_ceiling"),
     ("ui_cost.py", "ui_cost"),
+    ("ui_speed.py", "ui_speed"),
     ("store_io.py", "store"),
     ("memory_rss.py", "memory"),
     ("peer.py", "peer"),
@@ -63,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     print(harness.table(f"Benchmarks ({total_s:.0f} s in all)", ["script", "s", "result"], rows))
     print()
     print(harness.targets_table(targets))
+    if args.results_dir == harness.RESULTS_DIR:
+        # The README shows what this run measured (imported late: it reads BENCHMARKS here).
+        import readme_table
+
+        readme_table.main([])
+        print(f"\nwrote the performance table of {readme_table.README}")
     return 1 if failed else 0
 
 

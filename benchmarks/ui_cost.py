@@ -35,7 +35,7 @@ from nvfp4_tui.store.reader import open_snapshot
 
 NAME = "ui_cost"
 COLUMNS, ROWS = 160, 48
-TARGET_LOAD_PCT = 15.0
+TARGET_LOAD_PCT = 10.0
 TARGET_IDLE_PCT = 2.0
 START_TIMEOUT_S = 60.0
 QUIT_TIMEOUT_S = 30.0
@@ -95,7 +95,11 @@ def _make_controlling_tty() -> None:
 class TerminalSession:
     """One command on a fresh pseudo-terminal; its output is read and dropped as it comes."""
 
-    def __init__(self, args: list[str], cwd: Path) -> None:
+    def __init__(self, args: list[str], cwd: Path, markers: tuple[bytes, ...] = ()) -> None:
+        # When each marker first reached the terminal, in seconds after the command started.
+        self.first_seen: dict[bytes, float] = {}
+        self._markers = markers
+        self.started = time.perf_counter()
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
         env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(ROWS)}
@@ -130,6 +134,9 @@ class TerminalSession:
             if not data:
                 return
             self.output_bytes += len(data)
+            for marker in self._markers:
+                if marker not in self.first_seen and marker in self._tail[-len(marker) :] + data:
+                    self.first_seen[marker] = time.perf_counter() - self.started
             self._tail = (self._tail + data)[-4096:]
 
     def type(self, keys: bytes) -> None:

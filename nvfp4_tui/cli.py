@@ -322,6 +322,20 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
         "--ui", action="store_true", help="show the comparison in the monitor instead of printing"
     )
 
+    serve = sub.add_parser(
+        "serve",
+        help="show `demo`, `replay` or `follow` in a browser (textual-serve)",
+        description="Serve `nvfp4-tui ARGS…` to browsers: each tab starts its own ARGS process. "
+        "Binds 127.0.0.1; reach it through an SSH tunnel.",
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="the address to bind (default: loopback)"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="the port to bind (default: 8000)")
+    serve.add_argument(
+        "served", nargs=argparse.REMAINDER, metavar="ARGS", help="e.g. demo, replay SNAPSHOT"
+    )
+
 
 def _snapshot_errors_are_usage(action: Callable[[], int]) -> int:
     from nvfp4_tui.store.manifest import SnapshotError
@@ -524,6 +538,18 @@ def cmd_demo_or_detach(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from nvfp4_tui.launch.serve import ServeError, serve, served_command
+
+    try:
+        served_command(args.served)
+        # The served arguments fail here, once, rather than in every browser tab.
+        build_parser().parse_args(args.served)
+        return serve(args.served, args.host, args.port)
+    except ServeError as e:
+        raise UsageError(str(e)) from None
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo_or_detach,
     "run": cmd_run_or_detach,
@@ -536,6 +562,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "report": cmd_report,
     "import": cmd_import,
     "compare": cmd_compare,
+    "serve": cmd_serve,
 }
 
 

@@ -13,8 +13,10 @@ import harness
 import memory_rss
 import peer
 import pytest
+import readme_table
 import store_io
 import ui_cost
+import ui_speed
 
 FAST_SIM = {"decode_tps": 200.0, "ttft_s": 0.2, "vram_used_mib": 1000.0, "tools": False}
 
@@ -125,6 +127,27 @@ def test_ui_cost_samples_the_ui_apart_from_its_children() -> None:
     assert "worker" not in numbers["idle"]["cpu_pct"]  # the short run had finished
     assert "UI cost" in _rendered(ui_cost.report(numbers))
     assert len(ui_cost.targets(numbers)) == 2
+
+
+@pytest.mark.slow  # a demo started, then a live run driven for seconds
+def test_ui_speed_times_switches_and_the_first_frame() -> None:
+    settings = ui_speed.Settings(startups=1, rounds=1, warmup_s=0.5, dwell_s=0.1, concurrency=1)
+    numbers = ui_speed.run(settings)
+    assert len(numbers["first_frame_s"]) == 1 and numbers["first_frame_s"][0] > 0
+    assert {name: len(ts) for name, ts in numbers["switch_s"].items()} == {
+        "detail": 1,
+        "grid": 2,
+        "leaderboard": 1,
+    }
+    assert "Screen switches" in _rendered(ui_speed.report(numbers))
+    assert [t.name for t in ui_speed.targets(numbers)] == [
+        "screen switch under load",
+        "demo's first frame",
+    ]
+
+
+def test_the_readmes_performance_table_is_the_results_files() -> None:
+    assert readme_table.main(["--check"]) == 0, "rerun python benchmarks/readme_table.py"
 
 
 def test_store_writes_opens_and_ranks() -> None:
