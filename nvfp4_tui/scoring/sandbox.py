@@ -221,7 +221,7 @@ def run_hidden_tests(
     kind, why = sandbox_kind(use_bwrap)
     _remove_leftovers_once(Path(tempfile.gettempdir()))
     if kind == "rlimit-only" and (refused := fallback_refusal()):
-        raise SandboxUnavailable(f"{refused}; as root, code needs bubblewrap")
+        raise SandboxUnavailable(f"no bubblewrap; as root, {refused}")
     budget_s = limits.startup_s + len(tests.names) * (limits.test_timeout_s + 1.0)
     stdout, stderr, note = _start(kind, code, tests, limits, budget_s)
     seccomp, found = _parse(stdout, tests)

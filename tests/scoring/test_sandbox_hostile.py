@@ -22,7 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.checks import HiddenTests
+from nvfp4_tui.config.suites import load_suite
 from nvfp4_tui.scoring.code_check import describe
 from nvfp4_tui.scoring.sandbox import (
     SandboxUnavailable,
@@ -31,6 +33,7 @@ from nvfp4_tui.scoring.sandbox import (
     remove_leftovers,
     run_hidden_tests,
 )
+from nvfp4_tui.scoring.verify import score_verified_async
 from tests.scoring.sandbox_support import LIMITS, SECRET, assert_unharmed, contained, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -205,15 +208,29 @@ def test_the_fallback_as_root_refuses_rather_than_run_as_root(sandbox_tmp, tmp_p
         pytest.skip("here the dropped uid can run the interpreter: the fallback contains it")
     ran = tmp_path / "model-code-ran"
     code = f"open({str(ran)!r}, 'w').write('x')\n" + ADD
-    with pytest.raises(SandboxUnavailable, match=r"model code not run: .*cannot read"):
+    with pytest.raises(SandboxUnavailable, match=r"as root, model code not run: .*cannot read"):
         run_hidden_tests(code, ADD_TESTS, limits=LIMITS, use_bwrap=False)
     assert not ran.exists()
     assert_unharmed(sandbox_tmp)
 
 
+async def test_a_refusing_sandbox_leaves_the_verified_score_empty(sandbox_tmp):
+    if os.geteuid() != 0 or not fallback_refusal():
+        pytest.skip("only root's fallback refuses, and only where it cannot reach the interpreter")
+    coding = load_suite(BUILTIN_SUITES / "coding.toml")
+    answer = "```python\ndef merge_intervals(intervals):\n    return intervals\n```"
+    score, detail = await score_verified_async(
+        coding, coding.prompts[0], answer, None, use_bwrap=False
+    )
+    assert score is None
+    assert detail.startswith("scorer_error:SandboxUnavailable: no bubblewrap; as root, model code")
+
+
 _AS_USER = """
 import json, sys
+from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.checks import HiddenTests
+from nvfp4_tui.config.suites import load_suite
 from nvfp4_tui.scoring.sandbox import run_hidden_tests
 tests = HiddenTests("def test_a():\\n    assert f()\\n", ("test_a",))
 for code in ("def f():\\n    return True\\n", "def f():\\n    return open('/etc/shadow').read()\\n"):
