@@ -246,16 +246,41 @@ def sandbox_uid() -> Iterator[int | None]:
     if os.geteuid() != 0:
         yield None
         return
+    maps = [Path(f"/proc/self/{m}_map").read_text() for m in ("uid", "gid")]
+    first = uid_block(maps, os.getpid())
+    if first is None:
+        raise SandboxUnavailable("no unused uid and gid is mapped in this user namespace")
     with _lock:
         slot = next((s for s in range(_UIDS_PER_PROCESS) if s not in _busy_slots), None)
         if slot is None:
             raise SandboxUnavailable(f"more than {_UIDS_PER_PROCESS} sandboxes at once")
         _busy_slots.add(slot)
     try:
-        yield SANDBOX_UIDS_FROM + (os.getpid() % _PROCESS_BLOCKS) * _UIDS_PER_PROCESS + slot
+        yield first + slot
     finally:
         with _lock:
             _busy_slots.discard(slot)
+
+
+def uid_block(maps: list[str], pid: int) -> int | None:
+    """The first of this process's 64 sandbox uids, given its ``/proc/self/{uid,gid}_map``.
+
+    Root of a rootless container maps only some 65536 ids: there the block just below nobody
+    (65534), shared by every process of that container; None when not even that is mapped.
+    """
+    mapped = [
+        [
+            (int(first), int(first) + int(count))
+            for first, _, count in map(str.split, text.splitlines())
+        ]
+        for text in maps
+    ]
+    wanted = SANDBOX_UIDS_FROM + (pid % _PROCESS_BLOCKS) * _UIDS_PER_PROCESS
+    for first in (wanted, 65534 - _UIDS_PER_PROCESS):
+        last = first + _UIDS_PER_PROCESS
+        if all(any(lo <= first and last <= hi for lo, hi in ranges) for ranges in mapped):
+            return first
+    return None
 
 
 def _start(

@@ -32,6 +32,7 @@ from nvfp4_tui.scoring.sandbox import (
     fallback_refusal,
     remove_leftovers,
     run_hidden_tests,
+    uid_block,
 )
 from nvfp4_tui.scoring.verify import score_verified_async
 from tests.scoring.sandbox_support import LIMITS, SECRET, assert_unharmed, contained, run
@@ -169,6 +170,15 @@ def test_no_file_holds_the_job_while_it_runs(mode, sandbox_tmp):
     runner.join(30.0)
     assert seen == ["passed"] and found == []
     assert_unharmed(sandbox_tmp)
+
+
+def test_each_process_gets_a_block_of_unused_uids_that_its_namespace_maps():
+    everything = "         0          0 4294967295\n"
+    assert uid_block([everything, everything], 1) == 0x7F000000 + 64
+    assert uid_block([everything, everything], 1025) == uid_block([everything, everything], 1)
+    rootless = "0 1000 1\n1 100000 65536\n"  # root of a rootless container: 65536 ids
+    assert uid_block([rootless, rootless], 1) == 65534 - 64
+    assert uid_block([everything, "0 1000 1\n"], 1) is None
 
 
 def _killed_run_in(directory: Path) -> Path:
