@@ -1,9 +1,16 @@
 """The test runner that runs inside the code sandbox: one forked child per hidden test.
 
-Run as a script (``python -I -B sandbox_harness.py job.json``) by ``sandbox.run_hidden_tests``; it
-imports nothing outside the standard library, so it works under any interpreter that the sandbox
-can see. It prints one JSON line per hidden test to its stdout, in the job's order, after a first
-``{"harness": ...}`` line.
+Run by ``sandbox.run_hidden_tests`` as ``python -I -B -c <this file's text> TAG [UID GID]`` with
+the job (code, tests, limits) as JSON on its stdin: no file holds the model's code or the hidden
+tests, and the interpreter need not be able to read this package. TAG names the run in ``ps``.
+It imports nothing outside the standard library, so it works under any interpreter that the
+sandbox can see. It prints one JSON line per hidden test to its stdout, in the job's order, after
+a first ``{"harness": ...}`` line.
+
+Started as root, it is given UID and GID: before it reads its stdin it gives up root for them for
+good (no supplementary groups, real, effective and saved ids all changed, and a way back checked
+to be refused), then checks that the standard library can still be read. When either fails it
+prints ``{"harness": "refused", "reason": ...}`` and runs nothing: model code never runs as root.
 
 The harness process itself never runs the model's code. For each test it forks a child that,
 before touching that code: moves into its own process group; points its stdout and stderr at a
@@ -11,7 +18,9 @@ capture pipe and closes every other descriptor but its verdict pipe (so the harn
 only channel back to the benchmark, is out of its reach); sets its CPU, memory, file-size,
 process and open-file limits; and, on Linux x86-64 and arm64, installs a seccomp filter that
 refuses new processes (threads are allowed), sockets (socketpair is allowed, asyncio needs it),
-io_uring, ptrace and signals to other processes. Only then does it execute the code as module
+io_uring, ptrace, signals to other processes, new namespaces and mounts (a user namespace of its
+own could mount an unbounded tmpfs), memfd_create and SysV shared memory (memory outside every
+size limit). Only then does it execute the code as module
 ``solution``, the hidden tests in a namespace that sees all of the solution's names, and the one
 test function (``async def`` tests run under ``asyncio.run``). The harness is non-dumpable, so a
 child cannot read its memory or descriptors through /proc.
@@ -71,6 +80,15 @@ _SYSCALLS: dict[str, tuple[int, dict[str, int]]] = {
             "tkill": 200,
             "tgkill": 234,
             "pidfd_send_signal": 424,
+            "unshare": 272,
+            "setns": 308,
+            "mount": 165,
+            "open_tree": 428,
+            "move_mount": 429,
+            "fsopen": 430,
+            "fsmount": 432,
+            "memfd_create": 319,
+            "shmget": 29,
         },
     ),
     "aarch64": (
@@ -87,6 +105,15 @@ _SYSCALLS: dict[str, tuple[int, dict[str, int]]] = {
             "tkill": 130,
             "tgkill": 131,
             "pidfd_send_signal": 424,
+            "unshare": 97,
+            "setns": 268,
+            "mount": 40,
+            "open_tree": 428,
+            "move_mount": 429,
+            "fsopen": 430,
+            "fsmount": 432,
+            "memfd_create": 279,
+            "shmget": 194,
         },
     ),
 }
@@ -282,9 +309,35 @@ def seccomp_works() -> bool:
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
+def drop_privileges(uid: int, gid: int) -> None:
+    """Give up root for ``uid``/``gid`` for good; raises when that did not happen in full."""
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+        raise PermissionError(f"still holding other ids after dropping to uid {uid}")
+    try:
+        os.setuid(0)
+    except PermissionError:
+        pass
+    else:
+        raise PermissionError(f"uid {uid} could become root again")
+    library = os.path.dirname(os.__file__)
+    if not os.access(library, os.R_OK | os.X_OK):
+        raise PermissionError(f"uid {uid} cannot read the standard library at {library}")
+
+
 def main(argv: list[str]) -> int:
-    with open(argv[1], encoding="utf-8") as f:
-        job = json.load(f)
+    if len(argv) == 4:
+        try:
+            drop_privileges(int(argv[2]), int(argv[3]))
+        except (OSError, ValueError) as error:
+            print(json.dumps({"harness": "refused", "reason": _reason(error, "")}), flush=True)
+            return 2
+    job = json.loads(sys.stdin.buffer.read())
+    empty = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(empty, 0)  # the tests read an empty stdin, not the job
+    os.close(empty)
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_FSIZE, job["limits"]["file_size_bytes"])
     _non_dumpable()

@@ -1,9 +1,11 @@
 """Sandbox containment: hostile code is stopped, scored 0 with a reason, and leaves us unharmed.
 
 Every case runs under bubblewrap (skipped only where bwrap cannot run) and under the rlimit-only
-fallback (forced). Where the fallback cannot contain something (writing outside its directory,
-reading another process's environment through /proc), the test asserts what does happen and
-that the row says ``sandbox:rlimit-only``: a documented limitation, not a silent skip.
+fallback (forced; skipped where, as root, it refuses to run code at all: see
+``test_sandbox_hostile``). Where the fallback cannot contain something (writing outside its
+directory, reading another process's environment through /proc, as a normal user), the test
+asserts what does happen and that the row says ``sandbox:rlimit-only``: a documented limitation,
+not a silent skip.
 """
 
 from __future__ import annotations
@@ -20,74 +22,8 @@ from pathlib import Path
 import pytest
 
 from nvfp4_tui.config.checks import HiddenTests
-from nvfp4_tui.scoring.code_check import describe
-from nvfp4_tui.scoring.sandbox import (
-    SandboxLimits,
-    SandboxRun,
-    bwrap_status,
-    run_hidden_tests,
-)
-from nvfp4_tui.scoring.sandbox_harness import seccomp_program
-
-LIMITS = SandboxLimits(test_timeout_s=1.5, cpu_s=1, memory_mib=512, file_size_mib=1)
-ATTACK = HiddenTests("def test_attack():\n    assert attack()\n", ("test_attack",))
-SECRET = "nvfp4-sandbox-secret-4f1c"
-
-
-@pytest.fixture(params=["bwrap", "rlimit-only"])
-def mode(request) -> str:
-    if request.param == "bwrap" and not bwrap_status()[0]:
-        pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
-    return request.param
-
-
-@pytest.fixture
-def sandbox_tmp(tmp_path, monkeypatch) -> Path:
-    """Sandbox directories under this test's tmp_path, so its processes can be told apart."""
-    root = tmp_path / "sandboxes"
-    root.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(root))
-    return root
-
-
-def _processes_mentioning(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker.encode() in cmdline:
-                found.append(int(entry.name))
-    return found
-
-
-def _assert_unharmed(sandbox_tmp: Path) -> None:
-    """No process of the sandbox is left, its directory is gone, and we can still fork."""
-    deadline = time.monotonic() + 30.0  # a bound on the wait, far above a loaded box's reaping
-    while _processes_mentioning(str(sandbox_tmp)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _processes_mentioning(str(sandbox_tmp)) == []
-    assert list(sandbox_tmp.iterdir()) == []
-    done = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, text=True)
-    assert done.stdout.strip() == "42"
-
-
-def run(mode: str, code: str, tests: HiddenTests = ATTACK) -> SandboxRun:
-    result = run_hidden_tests(code, tests, limits=LIMITS, use_bwrap=mode == "bwrap")
-    assert result.kind == mode
-    assert f"sandbox:{mode}" in describe(result)
-    return result
-
-
-def contained(result: SandboxRun) -> str:
-    """The reason the one attack test failed; it must not have passed."""
-    (outcome,) = result.outcomes
-    assert outcome.outcome != "passed", outcome
-    assert result.passed == 0
-    assert outcome.reason
-    return outcome.reason
+from nvfp4_tui.scoring.sandbox import bwrap_status
+from tests.scoring.sandbox_support import SECRET, assert_unharmed, contained, run
 
 
 @pytest.fixture
@@ -113,25 +49,23 @@ def test_an_infinite_loop_is_stopped_by_the_cpu_limit(mode, sandbox_tmp):
     reason = contained(run(mode, "def attack():\n    while True:\n        pass\n"))
     assert "cpu limit" in reason or "no result within" in reason
     assert time.monotonic() - started < 15
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_a_test_that_never_returns_times_out(mode, sandbox_tmp):
     result = run(mode, "import time\ndef attack():\n    time.sleep(3600)\n")
     assert contained(result) == "no result within 1.5 s"
     assert result.outcomes[0].outcome == "timeout"
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_a_fork_bomb_cannot_fork(mode, sandbox_tmp):
-    if mode == "rlimit-only" and os.geteuid() == 0 and seccomp_program() is None:
-        pytest.skip("as root without seccomp, RLIMIT_NPROC does not apply: nothing bounds forks")
     code = "import os\ndef attack():\n    while True:\n        os.fork()\n"
     result = run(mode, code)
     reason = contained(result)
     if result.seccomp:
         assert reason.startswith("BlockingIOError")
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_subprocesses_are_refused_but_threads_work(mode, sandbox_tmp):
@@ -154,19 +88,19 @@ def test_subprocesses_are_refused_but_threads_work(mode, sandbox_tmp):
     )
     result = run(mode, code, tests)
     assert [o.outcome for o in result.outcomes] == ["failed", "passed"]
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_a_multi_gib_allocation_fails(mode, sandbox_tmp):
     reason = contained(run(mode, "def attack():\n    return len(bytearray(6 << 30)) > 0\n"))
     assert reason.startswith("MemoryError")
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_a_big_file_hits_the_file_size_limit(mode, sandbox_tmp):
     code = "def attack():\n    open('big', 'wb').write(b'x' * (8 << 20))\n    return True\n"
     assert "File too large" in contained(run(mode, code))
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_writing_outside_the_temp_dir(mode, sandbox_tmp, tmp_path):
@@ -177,30 +111,39 @@ def test_writing_outside_the_temp_dir(mode, sandbox_tmp, tmp_path):
     if mode == "bwrap":  # the host's /tmp is not even visible: the sandbox has its own
         assert contained(result).startswith("FileNotFoundError")
         assert not target.exists()
+    elif os.geteuid() == 0:  # the fallback dropped root: pytest's 0700 directory is closed
+        assert contained(result).startswith("PermissionError")
+        assert not target.exists()
     else:  # documented limitation: the fallback writes wherever the benchmark's user may
         assert result.passed == 1
         assert target.read_text() == "x"
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_the_file_system_is_read_only_under_bwrap(sandbox_tmp):
     if not bwrap_status()[0]:
         pytest.skip(f"bubblewrap unusable here: {bwrap_status()[1]}")
-    target = Path(__file__).with_name("written_by_the_sandbox.txt")
-    code = f"def attack():\n    open({str(target)!r}, 'w').write('x')\n    return True\n"
+    # The interpreter's directory is in the sandbox's view, read-only; the root is too.
+    targets = [Path(sys.prefix) / "written_by_the_sandbox.txt", Path("/written_by_the_sandbox")]
+    code = (
+        "def attack():\n"
+        f"    for target in {[str(t) for t in targets]!r}:\n"
+        "        try:\n"
+        "            open(target, 'w').write('x')\n"
+        "            return True\n"
+        "        except OSError as error:\n"
+        "            failure = error\n"
+        "    raise failure\n"
+    )
     try:
         reason = contained(run("bwrap", code))
     finally:
-        escaped = target.exists()
-        target.unlink(missing_ok=True)
-    assert not escaped
-    # Read-only everywhere; a checkout under /tmp is not even visible behind the private /tmp.
-    hidden = Path(__file__).is_relative_to("/tmp")
-    expected = (
-        "FileNotFoundError: [Errno 2]" if hidden else "OSError: [Errno 30] Read-only file system"
-    )
-    assert reason.startswith(expected)
-    _assert_unharmed(sandbox_tmp)
+        escaped = [t for t in targets if t.exists()]
+        for target in escaped:
+            target.unlink()
+    assert escaped == []
+    assert reason.startswith("OSError: [Errno 30] Read-only file system")
+    assert_unharmed(sandbox_tmp)
 
 
 def test_home_directories_are_hidden_under_bwrap(sandbox_tmp):
@@ -217,7 +160,7 @@ def test_home_directories_are_hidden_under_bwrap(sandbox_tmp):
         assert contained(run("bwrap", code)).startswith("FileNotFoundError")
     finally:
         os.unlink(name)
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_no_network_connection_to_a_local_listener(mode, sandbox_tmp, listener):
@@ -236,7 +179,7 @@ def test_no_network_connection_to_a_local_listener(mode, sandbox_tmp, listener):
     else:  # documented limitation: no seccomp (not Linux x86-64/arm64) and no namespaces
         assert result.passed == 1
         assert _accepted(listener) == b"leak"
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_an_environment_secret_is_not_inherited(mode, sandbox_tmp, monkeypatch):
@@ -245,7 +188,7 @@ def test_an_environment_secret_is_not_inherited(mode, sandbox_tmp, monkeypatch):
         "import os\ndef attack():\n    return os.environ.get('NVFP4_SANDBOX_SECRET') is not None\n"
     )
     assert contained(run(mode, code)) == "assert failed: assert attack()"
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_another_process_environment_through_proc(mode, sandbox_tmp):
@@ -270,11 +213,11 @@ def test_another_process_environment_through_proc(mode, sandbox_tmp):
     finally:
         holder.kill()
         holder.wait()
-    if mode == "bwrap":  # a pid namespace: no other process is visible
+    if mode == "bwrap" or os.geteuid() == 0:  # a pid namespace, or another uid than ours
         contained(result)
     else:  # documented limitation: same user, so /proc/<pid>/environ is readable
         assert result.passed == 1
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_printed_results_and_early_exits_forge_nothing(mode, sandbox_tmp):
@@ -288,7 +231,7 @@ def test_printed_results_and_early_exits_forge_nothing(mode, sandbox_tmp):
     result = run(mode, code)
     assert contained(result) == "exited with code 0 before the test finished"
     assert result.outcomes[0].outcome == "crashed"
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
 
 
 def test_signalling_the_harness_is_refused_and_later_tests_still_run(mode, sandbox_tmp):
@@ -310,4 +253,4 @@ def test_signalling_the_harness_is_refused_and_later_tests_still_run(mode, sandb
         assert result.outcomes[1].outcome == "passed"
     else:  # documented limitation: without seccomp the harness can be killed; nothing passes
         assert [o.outcome for o in result.outcomes] == ["not_run", "not_run"]
-    _assert_unharmed(sandbox_tmp)
+    assert_unharmed(sandbox_tmp)
