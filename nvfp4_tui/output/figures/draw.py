@@ -214,6 +214,7 @@ def scaling_lines(data: ScalingLines) -> Figure:
     fig = _new(data.title, note, width=12, height=6.5)
     ax = fig.add_subplot()
     x_of = {label: i for i, label in enumerate(data.loads)}
+    ends: list[tuple[Series, int, float]] = []
     for s in data.series:
         points = [
             (x_of[load], tps, (s.endpoint_id, load) in data.not_steady)
@@ -232,20 +233,26 @@ def scaling_lines(data: ScalingLines) -> Figure:
                 markeredgecolor=EDGE,
                 color="white" if hollow else colour(s),
             )
-        last = points[-1]
-        ax.annotate(
-            f"{last[1]:.0f}",
-            (last[0], last[1]),
-            xytext=(6, 0),
-            textcoords="offset points",
-            va="center",
-            fontsize=8,
-        )
+        ends.append((s, points[-1][0], points[-1][1]))
     ax.set_xticks(range(len(data.loads)), list(data.loads))
     ax.set_xlim(-0.3, len(data.loads) - 0.6)
     ax.set_xlabel(data.load_axis)
     ax.set_ylabel("aggregate throughput (tok/s)")
     ax.set_ylim(bottom=0)
+    # The last value of each line beside it, spaced so that close lines keep readable labels.
+    for (_, x, y), label_y in zip(
+        ends, _spaced([_y_fraction(ax, y) for _, _, y in ends], gap=0.035), strict=True
+    ):
+        ax.annotate(
+            f"{y:.0f}",
+            xy=(x, y),
+            xytext=(_x_fraction(ax, x) + 0.015, label_y),
+            textcoords="axes fraction",
+            va="center",
+            fontsize=8,
+            color=EDGE,
+            arrowprops={"arrowstyle": "-", "color": MUTED, "linewidth": 0.5},
+        )
     _line_legend(fig, data.series)
     return fig
 
@@ -287,7 +294,7 @@ def distributions(data: Distributions) -> Figure:
                 [stats],
                 positions=[y],
                 manage_ticks=False,
-                vert=False,
+                orientation="horizontal",
                 widths=0.6,
                 patch_artist=True,
                 showmeans=True,
