@@ -155,7 +155,7 @@ def speed_bars(data: SpeedBars) -> Figure:
         if x
     )
     height = 2.2 + 0.45 * len(data.series)
-    fig = _new(data.title, note, width=12, height=max(5.0, height))
+    fig = _new(data.title, note, width=12, height=max(3.8, height))
     axes = fig.subplots(1, len(data.metrics), squeeze=False)[0]
     for k, (ax, metric) in enumerate(zip(axes, data.metrics, strict=True)):
         ys = range(len(data.series))
@@ -272,7 +272,7 @@ def distributions(data: Distributions) -> Figure:
         s for s in data.series if any((s.endpoint_id, load) in data.spreads for load in data.loads)
     ]
     height = 2.2 + 0.45 * len(shown)
-    fig = _new(data.title, note, width=12, height=max(5.0, height))
+    fig = _new(data.title, note, width=12, height=max(3.8, height))
     axes = fig.subplots(1, len(data.loads), squeeze=False, sharex=True, sharey=True)[0]
     right = max(x.maximum for x in data.spreads.values()) * data.scale * 1.15
     for ax, load in zip(axes, data.loads, strict=True):
@@ -407,6 +407,12 @@ def load_figure(data: LoadFigure) -> Figure:
     bottom.set_ylabel("requests meeting the SLO (%)")
     bottom.set_ylim(0, 105)
     bottom.set_xlabel(data.load_axis)
+    # A sweep doubles its load: a log axis spaces its steps evenly; ticks at the loads run.
+    loads = {p.load.value: p.load.label for c in data.curves for p in c.points}
+    if loads and min(loads) > 0:
+        bottom.set_xscale("log", base=2)
+    bottom.set_xticks(sorted(loads), [loads[v] for v in sorted(loads)])
+    bottom.minorticks_off()
     _line_legend(fig, series)
     return fig
 
@@ -495,7 +501,7 @@ def _spaced(ys: Sequence[float], gap: float = 0.085) -> list[float]:
 def vram(data: VramFigure) -> Figure:
     note = "; ".join(x for x in ("bar: after the run; | before it; ▸ peak", data.note) if x)
     height = 2.2 + 0.45 * len(data.bars)
-    fig = _new(data.title, note, width=12, height=max(5.0, height))
+    fig = _new(data.title, note, width=12, height=max(3.8, height))
     ax = fig.add_subplot()
     top = max(b.reading.peak_mib for b in data.bars)
     for y, bar in enumerate(data.bars):
