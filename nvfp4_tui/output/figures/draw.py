@@ -91,14 +91,17 @@ def _line_legend(fig: Figure, series: Sequence[Series]) -> None:
     fig.legend(handles=handles, loc="outside lower center", ncols=min(3, len(handles)))
 
 
-def _new(title: str, note: str, *, width: float, height: float) -> Figure:
+def _new(title: str, note: str, *, width: float, height: float, gap: float = 0.02) -> Figure:
     """A figure with its title and note on top; the constrained layout places the rest (axes,
-    tick labels, a legend "outside lower center") in the room left below them."""
+    tick labels, a legend "outside lower center") in the room left below them, ``gap`` (a
+    share of the figure) between subplots."""
     lines = textwrap.wrap(note, int(width * 13)) if note else []
     header_in = 0.45 + 0.19 * len(lines)
     fig = Figure(
         figsize=(width, height),
-        layout=ConstrainedLayoutEngine(rect=(0, 0, 1, 1 - header_in / height)),
+        layout=ConstrainedLayoutEngine(
+            rect=(0, 0, 1, 1 - header_in / height), hspace=gap, wspace=gap
+        ),
     )
     FigureCanvasAgg(fig)
     fig.text(0.01, 1 - 0.1 / height, title, fontsize=13, va="top")
@@ -335,7 +338,8 @@ def profile(data: Profile) -> Figure:
     note = "; ".join(
         x for x in ("each axis 0 (centre) to 1; missing values are drawn at 0", data.note) if x
     )
-    fig = _new(data.title, note, width=3.2 * cols + 0.5, height=3.4 * rows + 1.2)
+    # Polar tick labels are outside what the layout measures: the gap keeps them off the row below.
+    fig = _new(data.title, note, width=3.4 * cols + 0.5, height=4.0 * rows + 1.0, gap=0.08)
     angles = [2 * math.pi * i / len(data.axes) for i in range(len(data.axes))]
     for i, s in enumerate(data.series):
         ax = fig.add_subplot(rows, cols, i + 1, projection="polar")
@@ -349,11 +353,13 @@ def profile(data: Profile) -> Figure:
             hatch=hatch(s),
             edgecolor=EDGE if hatch(s) else colour(s),
         )
+        ax.set_theta_offset(math.pi / 2)  # the first axis on top: no long label on a side
+        ax.tick_params(axis="x", pad=6)
         ax.set_ylim(0, 1)
         ax.set_yticks([0.25, 0.5, 0.75], ["", "", ""])
         ax.set_xticks(angles, [short(a, 16) for a in data.axes], fontsize=8)
         ax.set_title(
-            textwrap.fill(f"{short(s.label, 44)} ({s.class_label})", 28), fontsize=9, pad=14
+            textwrap.fill(f"{short(s.label, 44)} ({s.class_label})", 28), fontsize=9, pad=24
         )
     return fig
 
