@@ -12,7 +12,7 @@ import io
 import math
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.projections.polar import PolarAxes
 from matplotlib.ticker import StrMethodFormatter
 
 from nvfp4_tui.core.figures.plot_data import (
@@ -342,7 +343,7 @@ def profile(data: Profile) -> Figure:
     fig = _new(data.title, note, width=3.4 * cols + 0.5, height=4.0 * rows + 1.0, gap=0.08)
     angles = [2 * math.pi * i / len(data.axes) for i in range(len(data.axes))]
     for i, s in enumerate(data.series):
-        ax = fig.add_subplot(rows, cols, i + 1, projection="polar")
+        ax = cast(PolarAxes, fig.add_subplot(rows, cols, i + 1, projection="polar"))
         values = [v if v is not None else 0.0 for v in data.values[s.endpoint_id]]
         ax.plot([*angles, angles[0]], [*values, values[0]], color=colour(s), linewidth=2)
         ax.fill(
