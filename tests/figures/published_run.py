@@ -39,7 +39,8 @@ VRAM_MIB = {
     0: (90_000.0, 90_500.0, 91_000.0),
     1: (80_000.0, 80_000.0, 80_200.0),
 }  # first, last, peak
-HOSTILE_LABEL = 'Fast <script>alert("x")</script> \x1b[31mMoE'
+# Markup, a terminal escape and broken mathtext: shown as text everywhere, drawn without error.
+HOSTILE_LABEL = 'Fast $x^{$ <script>alert("x")</script> \x1b[31mMoE'
 
 
 def e2e_s(endpoint_id: str) -> float:

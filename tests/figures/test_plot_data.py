@@ -189,4 +189,4 @@ def test_labels_from_outside_reach_the_figures_as_one_plain_line(tmp_path: Path)
     quality = published_figures(inputs)[0]
     assert isinstance(quality, SuiteBars)
     label = quality.series[0].label
-    assert "\x1b" not in label and label.startswith("Fast <script>")
+    assert "\x1b" not in label and label.startswith("Fast $x^{$ <script>")

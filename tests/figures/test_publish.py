@@ -124,7 +124,7 @@ def test_html_report_is_self_contained_and_names_every_model(tmp_path: Path, cap
     assert text.count("<img") == len(SEED_FIGURES + ADDED_FIGURES)
     shown = " ".join(refs.text)
     # The hostile label is shown, escaped, without its escape sequence; nothing it holds runs.
-    assert 'Fast <script>alert("x")</script> MoE' in shown and "Slow Dense" in shown
+    assert 'Fast $x^{$ <script>alert("x")</script> MoE' in shown and "Slow Dense" in shown
     assert "<script" not in text and "\x1b" not in text
     for heading in ("Run", "Lineup", "Quality", "Fleet recommendation", "Method"):
         assert f"<h2>{heading}</h2>" in text
@@ -147,7 +147,8 @@ def test_markdown_writeup_links_the_figures_it_writes(tmp_path: Path, capsys) ->
 def test_a_figure_draws_the_same_bytes_every_time_with_nothing_to_fetch(tmp_path: Path) -> None:
     from nvfp4_tui.output.figures.draw import image_bytes
 
-    inputs = figure_inputs(open_snapshot(published_snapshot(tmp_path / "snapshots")))
+    snapshot = published_snapshot(tmp_path / "snapshots", fast_label=HOSTILE_LABEL)
+    inputs = figure_inputs(open_snapshot(snapshot))
     [pareto] = [f for f in published_figures(inputs) if f.name == "pareto"]
     svg = image_bytes(pareto, "svg")
     assert svg == image_bytes(pareto, "svg")

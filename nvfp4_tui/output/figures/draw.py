@@ -36,6 +36,7 @@ from nvfp4_tui.core.figures.plot_data import (
     SuiteBars,
     VramFigure,
 )
+from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.core.series_colours import series_hex
 
 PNG_DPI = 120
@@ -49,6 +50,7 @@ STYLE: dict[Any, Any] = {
     "legend.frameon": False,
     "svg.hashsalt": "nvfp4-tui",  # the same figure gives the same SVG bytes
     "svg.fonttype": "path",  # text as outlines: the SVG needs no font from anywhere
+    "text.parse_math": False,  # a label's "$" is a dollar sign, not mathtext to parse
 }
 EDGE = "#333333"
 MUTED = "#777777"
@@ -67,6 +69,8 @@ def marker(series: Series) -> str:
 
 
 def short(text: str, width: int = 34) -> str:
+    """Outside text (a label, a suite's name) as one plain line of at most ``width``."""
+    text = one_line(text)
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
@@ -96,6 +100,7 @@ def _new(title: str, note: str, *, width: float, height: float, gap: float = 0.0
     """A figure with its title and note on top; the constrained layout places the rest (axes,
     tick labels, a legend "outside lower center") in the room left below them, ``gap`` (a
     share of the figure) between subplots."""
+    title, note = one_line(title), one_line(note)
     lines = textwrap.wrap(note, int(width * 13)) if note else []
     header_in = 0.45 + 0.19 * len(lines)
     fig = Figure(
