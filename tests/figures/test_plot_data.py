@@ -160,6 +160,10 @@ def test_pareto_and_vram(figures) -> None:
     assert marks["fast"].speed_tps == pytest.approx(120.0)
     assert marks["fast"].quality == pytest.approx(0.6)
     assert marks["slow"].quality == pytest.approx(0.85)
+    fast = marks["fast"]
+    assert (fast.score.n, fast.speed.n) == (2 * PROMPTS, 2 * PROMPTS)  # both suites at c=1
+    assert (fast.score.low, fast.score.high) == pytest.approx(wilson_95(0.6, 2 * PROMPTS))
+    assert fast.speed.mean == fast.speed_tps and fast.score.mean == fast.quality
     assert marks["fast"].on_frontier and marks["slow"].on_frontier
     vram = figures["vram"]
     assert isinstance(vram, VramFigure)

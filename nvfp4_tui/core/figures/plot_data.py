@@ -25,6 +25,7 @@ from nvfp4_tui.core.figures.board import (
     quality_table,
     speed_metric,
 )
+from nvfp4_tui.core.figures.intervals import wilson_95
 from nvfp4_tui.core.figures.leaderboard import LeaderRow
 from nvfp4_tui.core.figures.scores import score_label
 from nvfp4_tui.core.plain_text import one_line
@@ -222,6 +223,8 @@ class ParetoMark:
     speed_tps: float
     quality: float
     on_frontier: bool
+    speed: Estimate  # the same mean, with its t interval over the requests timed
+    score: Estimate  # the same mean, with its Wilson interval over the answers scored
 
 
 @dataclass(frozen=True)
@@ -530,13 +533,24 @@ def pareto_marks(inputs: FigureInputs) -> ParetoFigure | Omitted:
         f"{SPEED_LABELS[metric]}, {_at(board.base_load)}; frontier joined"
     )
     by_id = {s.endpoint_id: s for s in series_of(board)}
-    marks = tuple(
-        ParetoMark(by_id[p.endpoint_id], p.speed_tps, p.quality, p.on_frontier)
-        for p in pareto_points(board, score, metric)
-    )
+    marks = []
+    for p in pareto_points(board, score, metric):
+        rows = board.at_base(p.endpoint_id).values()
+        speed = estimate(pooled_stats(getattr(r, metric) for r in rows))
+        answers = sum(r.score(score).n for r in rows)
+        low, high = wilson_95(p.quality, answers) or (None, None)
+        quality = Estimate(p.quality, low, high, answers)
+        if speed is not None:
+            marks.append(
+                ParetoMark(
+                    by_id[p.endpoint_id], p.speed_tps, p.quality, p.on_frontier, speed, quality
+                )
+            )
     if not marks:
         return Omitted("pareto", title, "no endpoint has both a scored and a timed answer")
-    return ParetoFigure("pareto", title, SPEED_LABELS[metric], f"{score_label(score)} score", marks)
+    return ParetoFigure(
+        "pareto", title, SPEED_LABELS[metric], f"{score_label(score)} score", tuple(marks)
+    )
 
 
 def vram_bars(inputs: FigureInputs) -> VramFigure | Omitted:

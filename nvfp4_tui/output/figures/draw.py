@@ -26,6 +26,7 @@ from matplotlib.ticker import StrMethodFormatter
 from nvfp4_tui.core.figures.plot_data import (
     SPEED_LABELS,
     Distributions,
+    Estimate,
     FigureData,
     LoadFigure,
     ParetoFigure,
@@ -432,7 +433,11 @@ def load_figure(data: LoadFigure) -> Figure:
 def pareto(data: ParetoFigure) -> Figure:
     note = "; ".join(
         x
-        for x in ("dashed line: the frontier (no other model both faster and better)", data.note)
+        for x in (
+            "bars: 95% intervals (Wilson for the score, t for the speed); dashed line: the "
+            "frontier (no other model both faster and better)",
+            data.note,
+        )
         if x
     )
     fig = _new(data.title, note, width=12, height=6.5)
@@ -447,6 +452,17 @@ def pareto(data: ParetoFigure) -> Figure:
             zorder=1,
         )
     for m in data.marks:
+        ax.errorbar(
+            [m.speed_tps],
+            [m.quality],
+            xerr=_span(m.speed),
+            yerr=_span(m.score),
+            fmt="none",
+            ecolor=colour(m.series),
+            elinewidth=1,
+            capsize=3,
+            zorder=2,
+        )
         ax.scatter(
             [m.speed_tps],
             [m.quality],
@@ -456,21 +472,28 @@ def pareto(data: ParetoFigure) -> Figure:
             edgecolors=EDGE,
             zorder=3,
         )
-    speeds = [m.speed_tps for m in data.marks]
-    quals = [m.quality for m in data.marks]
+    # The limits hold every interval: how far they overlap is what the figure has to say.
+    speeds = [
+        v for m in data.marks for v in (m.speed.low, m.speed.high, m.speed_tps) if v is not None
+    ]
+    quals = [v for m in data.marks for v in (m.score.low, m.score.high, m.quality) if v is not None]
     pad_x = max(1.0, (max(speeds) - min(speeds)) * 0.1)
-    pad_y = max(0.02, (max(quals) - min(quals)) * 0.15)
+    pad_y = max(0.02, (max(quals) - min(quals)) * 0.1)
     ax.set_xlim(min(speeds) - pad_x, max(speeds) + pad_x)
     ax.set_ylim(min(quals) - pad_y, max(quals) + pad_y)
-    mid = (min(speeds) + max(speeds)) / 2
+    mid = sum(ax.get_xlim()) / 2
     for left in (False, True):
         side = [m for m in data.marks if (m.speed_tps > mid) == left]
+        if not side:
+            continue
+        # One column of labels beside each side's points, clear of all of them.
+        edge = [_x_fraction(ax, m.speed_tps) for m in side]
+        x = min(edge) - 0.03 if left else max(edge) + 0.03
         for m, y in zip(side, _spaced([_y_fraction(ax, m.quality) for m in side]), strict=True):
             frontier_mark = " · frontier" if m.on_frontier else ""
-            x = _x_fraction(ax, m.speed_tps) + (-0.03 if left else 0.03)
             ax.annotate(
                 f"{short(m.series.label, 36)} ({m.series.class_label}{frontier_mark})\n"
-                f"{m.quality:.3f} at {m.speed_tps:.1f} tok/s",
+                f"{m.quality:.3f} (n={m.score.n}) at {m.speed_tps:.1f} tok/s (n={m.speed.n})",
                 xy=(m.speed_tps, m.quality),
                 xytext=(x, y),
                 textcoords="axes fraction",
@@ -478,11 +501,19 @@ def pareto(data: ParetoFigure) -> Figure:
                 va="center",
                 fontsize=8.5,
                 color=EDGE,
+                bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none"},
                 arrowprops={"arrowstyle": "-", "color": colour(m.series), "linewidth": 1},
             )
     ax.set_xlabel(f"{data.speed_label}, mean per request")
     ax.set_ylabel(f"{data.quality_label}, mean per answer")
     return fig
+
+
+def _span(e: Estimate) -> list[list[float]] | None:
+    """An error bar's lengths below and above the mean; None without an interval."""
+    if e.low is None or e.high is None:
+        return None
+    return [[e.mean - e.low], [e.high - e.mean]]
 
 
 def _x_fraction(ax: Any, x: float) -> float:
