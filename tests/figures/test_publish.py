@@ -171,17 +171,24 @@ def _run_python(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_without_matplotlib_the_command_says_how_to_install_it(tmp_path: Path) -> None:
-    snapshot = published_snapshot(tmp_path / "snapshots")
+@pytest.mark.parametrize("command", ["export", "html"])
+def test_without_matplotlib_the_command_says_how_to_install_it(
+    tmp_path: Path, command: str
+) -> None:
+    snapshot = str(published_snapshot(tmp_path / "snapshots"))
+    args = (
+        ["export", snapshot, "--format", "figures", "--out", str(tmp_path / "out")]
+        if command == "export"
+        else ["report", snapshot, "--format", "html"]
+    )
     code = (
         "import sys; sys.modules['matplotlib'] = None\n"  # an import of it now fails
         "from nvfp4_tui.cli import main\n"
-        f"sys.exit(main(['export', {str(snapshot)!r}, '--format', 'figures', "
-        f"'--out', {str(tmp_path / 'out')!r}]))"
+        f"sys.exit(main({args!r}))"
     )
     done = _run_python(code)
     assert done.returncode == exit_codes.USAGE
-    assert done.stderr.strip().splitlines() == [INSTALL_HINT]
+    assert done.stderr.strip().splitlines() == [INSTALL_HINT] and done.stdout == ""
     assert "pip install 'nvfp4-tui[figures]'" in INSTALL_HINT
 
 
