@@ -287,16 +287,31 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
         help="with --headless: every pane's figures as one JSON object per endpoint per second",
     )
 
-    export = sub.add_parser("export", help="write a snapshot as Parquet, CSV, JSON or Markdown")
+    export = sub.add_parser(
+        "export", help="write a snapshot as Parquet, CSV, JSON, Markdown or figures (PNG, SVG)"
+    )
     export.add_argument("snapshot", type=Path)
-    export.add_argument("--format", required=True, choices=("parquet", "csv", "json", "markdown"))
     export.add_argument(
-        "--out", type=Path, required=True, help="a directory (parquet, csv) or a file"
+        "--format", required=True, choices=("parquet", "csv", "json", "markdown", "figures")
+    )
+    export.add_argument(
+        "--out", type=Path, required=True, help="a directory (parquet, csv, figures) or a file"
     )
 
     report = sub.add_parser("report", help="print a snapshot's leaderboard, tables and charts")
     report.add_argument("snapshot", type=Path)
-    report.add_argument("--format", default="text", choices=("text", "json", "markdown"))
+    report.add_argument(
+        "--format",
+        default="text",
+        choices=("text", "json", "markdown", "html"),
+        help="html: one self-contained file with the figures (needs the figures extra)",
+    )
+    report.add_argument(
+        "--figures",
+        type=Path,
+        metavar="DIR",
+        help="with --format markdown: the full write-up, its figures written to DIR and linked",
+    )
 
     legacy = sub.add_parser("import", help="turn the seed script's benchmark JSON into a snapshot")
     legacy.add_argument("legacy", type=Path, metavar="LEGACY.json")
@@ -432,6 +447,16 @@ def cmd_follow(args: argparse.Namespace) -> int:
     return _snapshot_errors_are_usage(follow)
 
 
+def _figures_extra(action: Callable[[], int]) -> int:
+    """``action``, with a missing matplotlib told as the one line that says how to install it."""
+    from nvfp4_tui.output.figures import FiguresExtraMissing
+
+    try:
+        return _snapshot_errors_are_usage(action)
+    except FiguresExtraMissing as e:
+        raise UsageError(str(e)) from None
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     def export() -> int:
         from nvfp4_tui.output.export import export_snapshot
@@ -440,16 +465,44 @@ def cmd_export(args: argparse.Namespace) -> int:
             print(path)
         return 0
 
+    def figures() -> int:
+        from nvfp4_tui.core.figures.plot_data import Omitted
+        from nvfp4_tui.output.figures.files import snapshot_figures, write_figures
+        from nvfp4_tui.store.reader import open_snapshot
+
+        published = snapshot_figures(open_snapshot(args.snapshot))
+        for path in write_figures(published, args.out):
+            print(path)
+        for figure in published:
+            if isinstance(figure, Omitted):
+                print(f"left out: {figure.name}: {figure.reason}", file=sys.stderr)
+        return 0
+
+    if args.format == "figures":
+        return _figures_extra(figures)
     return _snapshot_errors_are_usage(export)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    if args.figures is not None and args.format != "markdown":
+        raise UsageError("--figures goes with --format markdown (html carries its figures inside)")
+
     def report() -> int:
         from nvfp4_tui.output.report import render
 
         print(render(args.snapshot, args.format))
         return 0
 
+    def writeup() -> int:
+        from nvfp4_tui.output.writeup import render_writeup
+        from nvfp4_tui.store.reader import open_snapshot
+
+        text = render_writeup(open_snapshot(args.snapshot), args.format, figures_dir=args.figures)
+        sys.stdout.write(text)
+        return 0
+
+    if args.format == "html" or args.figures is not None:
+        return _figures_extra(writeup)
     return _snapshot_errors_are_usage(report)
 
 

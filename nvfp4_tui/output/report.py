@@ -25,6 +25,7 @@ from nvfp4_tui.core.figures.board import (
     Route,
     quality_table,
     route_by_task,
+    speed_metric,
     speed_rows,
 )
 from nvfp4_tui.core.figures.leaderboard import (
@@ -276,23 +277,35 @@ def _interval(low: float | None, high: float | None) -> str:
 def summary_tables(board: Board, score_name: str) -> list[Table]:
     """The seed's tables: quality at the lowest load (c=1), speed vs class, aggregate throughput
     per load level, requests; then the route per task."""
-    labels = {e.id: e.label for e in board.endpoints}
-    ids = board.endpoint_ids
-    score = score_label(score_name)
-    tables: list[Table] = []
+    tables = [
+        quality_summary(board, score_name),
+        speed_summary(board),
+        throughput_summary(board),
+        requests_summary(board),
+    ]
+    routes = route_summary(board, score_name)
+    return [*tables, routes] if routes is not None else tables
 
+
+def _labels(board: Board) -> dict[str, str]:
+    return {e.id: e.label for e in board.endpoints}
+
+
+def quality_summary(board: Board, score_name: str) -> Table:
+    labels, ids = _labels(board), board.endpoint_ids
     quality = quality_table(board, score_name)
-    tables.append(
-        (
-            f"Quality ({score} score, mean per suite, {_at(quality.load)})",
-            ["suite", *(labels.get(i, i) for i in ids)],
-            [
-                [suite, *(_fmt(getattr(quality.cell(suite, i), "mean", None), ".2f") for i in ids)]
-                for suite in quality.suites
-            ],
-        )
+    return (
+        f"Quality ({score_label(score_name)} score, mean per suite, {_at(quality.load)})",
+        ["suite", *(labels.get(i, i) for i in ids)],
+        [
+            [suite, *(_fmt(getattr(quality.cell(suite, i), "mean", None), ".2f") for i in ids)]
+            for suite in quality.suites
+        ],
     )
 
+
+def speed_summary(board: Board) -> Table:
+    labels = _labels(board)
     speeds, averages = speed_rows(board)
     speed_body = []
     for row in speeds:
@@ -309,56 +322,63 @@ def summary_tables(board: Board, score_name: str) -> list[Table]:
         )
     scale = max((e.time_scale for e in board.endpoints), default=1.0)
     scaled = f"; simulator ×{scale:g}: every speed ×{scale:g}" if scale != 1.0 else ""
-    tables.append(
-        (
-            f"Speed (mean per request, {_at(board.base_load)}{scaled})",
-            ["endpoint", "class", "decode tok/s", "e2e tok/s", "vs class avg"],
-            speed_body,
-        )
+    return (
+        f"Speed (mean per request, {_at(board.base_load)}{scaled})",
+        [
+            "endpoint",
+            "class",
+            "decode tok/s",
+            "e2e tok/s",
+            "vs class avg" if speed_metric(board) == "decode_tps" else "e2e vs class avg",
+        ],
+        speed_body,
     )
 
+
+def throughput_summary(board: Board) -> Table:
+    labels, ids = _labels(board), board.endpoint_ids
     levels = board.level_loads()
     by_level = board.throughput()
-    tables.append(
-        (
-            "Aggregate throughput (tok/s, output tokens / phase wall time; "
-            f"{NOT_STEADY_MARK} held its concurrency < {STEADY_SHARE:.0%} of the time)",
-            ["endpoint", *(load.label for load in levels)],
-            [
-                [labels.get(i, i), *(_level_cell(by_level.get((i, load))) for load in levels)]
-                for i in ids
-            ],
-        )
+    return (
+        "Aggregate throughput (tok/s, output tokens / phase wall time; "
+        f"{NOT_STEADY_MARK} held its concurrency < {STEADY_SHARE:.0%} of the time)",
+        ["endpoint", *(load.label for load in levels)],
+        [
+            [labels.get(i, i), *(_level_cell(by_level.get((i, load))) for load in levels)]
+            for i in ids
+        ],
     )
 
-    tables.append(
-        (
-            "Requests",
-            ["endpoint", "ok", "incomplete", "errors", "suspect"],
+
+def requests_summary(board: Board) -> Table:
+    labels = _labels(board)
+    return (
+        "Requests",
+        ["endpoint", "ok", "incomplete", "errors", "suspect"],
+        [
             [
-                [
-                    labels.get(i, i),
-                    *(
-                        str(sum(getattr(r, field) for r in board.rows if r.endpoint == i))
-                        for field in ("ok", "incomplete", "errors", "suspect")
-                    ),
-                ]
-                for i in ids
-            ],
-        )
+                labels.get(i, i),
+                *(
+                    str(sum(getattr(r, field) for r in board.rows if r.endpoint == i))
+                    for field in ("ok", "incomplete", "errors", "suspect")
+                ),
+            ]
+            for i in board.endpoint_ids
+        ],
     )
 
+
+def route_summary(board: Board, score_name: str) -> Table | None:
+    """The route per task with its evidence; None for a run with no scored suite."""
     routes = route_by_task(board, score_name)
-    if routes:
-        tables.append(
-            (
-                f"Route by task ({score} score over every load level: the fastest endpoint at "
-                f"{_at(quality.load)} within the best one's 95% interval)",
-                ["suite", "route to", "quality", "decode tok/s", "best", "best 95% interval"],
-                [_route_cells(route, labels) for route in routes],
-            )
-        )
-    return tables
+    if not routes:
+        return None
+    return (
+        f"Route by task ({score_label(score_name)} score over every load level: the fastest "
+        f"endpoint at {_at(board.base_load)} within the best one's 95% interval)",
+        ["suite", "route to", "quality", "decode tok/s", "best", "best 95% interval"],
+        [_route_cells(route, _labels(board)) for route in routes],
+    )
 
 
 def _route_cells(route: Route, labels: dict[str, str]) -> list[str]:

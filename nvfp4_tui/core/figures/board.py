@@ -11,19 +11,22 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from nvfp4_tui.core.events import EndpointInfo
 from nvfp4_tui.core.figures.intervals import wilson_95
 from nvfp4_tui.core.figures.leaderboard import LeaderRow, LevelRow
 from nvfp4_tui.core.figures.scores import shown_score
 from nvfp4_tui.core.slo import Load
-from nvfp4_tui.core.stats import StatsSummary
+from nvfp4_tui.core.stats import RunningStats, StatsSummary
 
 # Below this many distinct prompts scored on a suite, an endpoint is not routed to, nor routed
 # away from. Prompts, not answers: the repeats of one prompt (at each load level, each request
 # of a phase) share its difficulty, so ten answers to three prompts are three pieces of evidence.
 # A Wilson interval over 5 is still about ±0.3 wide; fewer decide nothing.
 ROUTE_MIN_PROMPTS = 5
+
+SpeedMetric = Literal["decode_tps", "e2e_tps"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,17 @@ def pooled_mean(summaries: Iterable[StatsSummary]) -> float | None:
     return total / n if n else None
 
 
+def pooled_stats(summaries: Iterable[StatsSummary]) -> StatsSummary:
+    """Count, mean, std and the t interval over all samples behind several summaries: the
+    ``pooled_mean`` with the interval its samples give (a summary of one sample has no std and
+    adds no spread)."""
+    return RunningStats.merged(
+        RunningStats.of_moments(s.n, s.mean, (s.std or 0.0) ** 2 * (s.n - 1))
+        for s in summaries
+        if s.mean is not None and s.n
+    ).summary()
+
+
 @dataclass(frozen=True)
 class QualityTable:
     """Quality per suite (rows) and endpoint (columns) at the base level, best per row marked."""
@@ -116,6 +130,22 @@ def quality_table(board: Board, score_name: str) -> QualityTable:
     return QualityTable(board.base_load, score_name, board.suites, board.endpoint_ids, cells, best)
 
 
+def class_averages(
+    means: dict[str, float | None], classes: dict[str, str]
+) -> dict[str, float | None]:
+    """Per class, the mean of its endpoints' ``means``, each endpoint counting once (the
+    seed's "Gemma4 MoE (avg)"); None for a class none of whose endpoints has one."""
+    averages: dict[str, float | None] = {}
+    for model_class in dict.fromkeys(classes.values()):
+        values = [
+            v
+            for eid, c in classes.items()
+            if c == model_class and (v := means.get(eid)) is not None
+        ]
+        averages[model_class] = sum(values) / len(values) if values else None
+    return averages
+
+
 @dataclass(frozen=True)
 class SpeedRow:
     """One endpoint's speed at the base level, and how it compares with each class."""
@@ -124,7 +154,9 @@ class SpeedRow:
     model_class: str
     decode_tps: float | None  # mean per request over every suite (each request weighs once)
     e2e_tps: float | None
-    vs_class: dict[str, float | None]  # class -> decode tok/s over that class's average
+    # class -> its speed over that class's average: decode tok/s, or e2e tok/s in a run that
+    # timed no first token (speed_metric)
+    vs_class: dict[str, float | None]
 
 
 def _versus(decode_tps: float | None, averages: dict[str, float | None]) -> dict[str, float | None]:
@@ -135,8 +167,9 @@ def _versus(decode_tps: float | None, averages: dict[str, float | None]) -> dict
 
 
 def speed_rows(board: Board) -> tuple[tuple[SpeedRow, ...], dict[str, float | None]]:
-    """Per endpoint: decode and e2e tok/s at the base level; and each class's average, the mean
-    of its endpoints' means, each endpoint counting once (as the seed's "Gemma4 MoE (avg)")."""
+    """Per endpoint: decode and e2e tok/s at the base level; and each class's average of the
+    ``speed_metric``, the mean of its endpoints' means, each endpoint counting once (as the
+    seed's "Gemma4 MoE (avg)")."""
     classes = {e.id: e.model_class for e in board.endpoints}
     decode: dict[str, float | None] = {}
     e2e: dict[str, float | None] = {}
@@ -144,19 +177,15 @@ def speed_rows(board: Board) -> tuple[tuple[SpeedRow, ...], dict[str, float | No
         at_base = board.at_base(eid).values()
         decode[eid] = pooled_mean(r.decode_tps for r in at_base)
         e2e[eid] = pooled_mean(r.e2e_tps for r in at_base)
-    averages: dict[str, float | None] = {}
-    for model_class in dict.fromkeys(classes.values()):
-        values = [
-            v for eid, c in classes.items() if c == model_class and (v := decode[eid]) is not None
-        ]
-        averages[model_class] = sum(values) / len(values) if values else None
+    compared = decode if speed_metric(board) == "decode_tps" else e2e
+    averages = class_averages(compared, classes)
     rows = tuple(
         SpeedRow(
             endpoint_id=eid,
             model_class=classes.get(eid, ""),
             decode_tps=decode[eid],
             e2e_tps=e2e[eid],
-            vs_class=_versus(decode[eid], averages),
+            vs_class=_versus(compared[eid], averages),
         )
         for eid in board.endpoint_ids
     )
@@ -166,13 +195,21 @@ def speed_rows(board: Board) -> tuple[tuple[SpeedRow, ...], dict[str, float | No
 @dataclass(frozen=True)
 class ParetoPoint:
     endpoint_id: str
-    decode_tps: float
+    speed_tps: float  # the per-request mean of the speed asked for (decode tok/s by default)
     quality: float
     on_frontier: bool
 
 
-def pareto_points(board: Board, score_name: str) -> list[ParetoPoint]:
-    """Mean quality against decode tok/s at the base level; the frontier is marked.
+def speed_metric(board: Board) -> SpeedMetric:
+    """The speed a figure plots: decode tok/s, or e2e tok/s for a run that timed no first
+    token (a legacy import: its rate includes prefill)."""
+    return "decode_tps" if any(r.decode_tps.n for r in board.rows) else "e2e_tps"
+
+
+def pareto_points(
+    board: Board, score_name: str, speed: SpeedMetric = "decode_tps"
+) -> list[ParetoPoint]:
+    """Mean quality against mean ``speed`` at the base level; the frontier is marked.
 
     A point is on the frontier when no other endpoint is at least as fast and at least as good
     while strictly better in one of the two.
@@ -180,10 +217,10 @@ def pareto_points(board: Board, score_name: str) -> list[ParetoPoint]:
     raw: list[tuple[str, float, float]] = []
     for eid in board.endpoint_ids:
         rows = board.at_base(eid).values()
-        speed = pooled_mean(r.decode_tps for r in rows)
+        tps = pooled_mean(getattr(r, speed) for r in rows)
         quality = pooled_mean(r.score(score_name) for r in rows)
-        if speed is not None and quality is not None:
-            raw.append((eid, speed, quality))
+        if tps is not None and quality is not None:
+            raw.append((eid, tps, quality))
 
     def dominated(s: float, q: float) -> bool:
         return any(s2 >= s and q2 >= q and (s2 > s or q2 > q) for _, s2, q2 in raw)

@@ -120,7 +120,7 @@ class LeaderRow:
     scored_prompts: Mapping[str, frozenset[str]]
     decode_tps: StatsSummary  # per request: (tokens - first chunk's) / (e2e - ttft)
     e2e_tps: StatsSummary  # per request: tokens / e2e, the seed's "tok/s"
-    tokens_out_mean: float | None
+    tokens_out: StatsSummary  # per request: output tokens (the server's count)
     ttft_p50_s: float | None
     throughput_tps: float | None  # aggregate: the phases' output tokens / their wall time
     full_load_share: float | None  # closed loop: share of the phases' wall time at N in flight
@@ -138,6 +138,10 @@ class LeaderRow:
     def n(self) -> int:
         """Requests that did not fail (ok or cut by max_tokens): those with scores and timings."""
         return self.ok + self.incomplete
+
+    @property
+    def tokens_out_mean(self) -> float | None:
+        return self.tokens_out.mean
 
     @property
     def steady(self) -> bool | None:
@@ -419,7 +423,7 @@ class LeaderboardFold:
             scored_prompts={name: frozenset(ids) for name, ids in cell.prompts.items()},
             decode_tps=cell.decode_tps.summary(),
             e2e_tps=cell.e2e_tps.summary(),
-            tokens_out_mean=cell.tokens_out.mean if cell.tokens_out.n else None,
+            tokens_out=cell.tokens_out.summary(),
             ttft_p50_s=cell.ttft.quantile(50),
             throughput_tps=_ratio(tokens, wall_s),
             full_load_share=_ratio(full_s, timed_s),

@@ -353,7 +353,7 @@ class LeaderboardScreen(StateScreen):
     def _show_pareto(self, board: Board, labels: dict[str, str], score_name: str) -> None:
         points = pareto_points(board, score_name)
         order = list(board.endpoint_ids)
-        frontier = sorted((p for p in points if p.on_frontier), key=lambda p: p.decode_tps)
+        frontier = sorted((p for p in points if p.on_frontier), key=lambda p: p.speed_tps)
         chart = self.query_one("#chart-pareto", Chart)
         score = score_label(score_name)
         chart.border_title = (
@@ -366,16 +366,16 @@ class LeaderboardScreen(StateScreen):
         def paint(plt: Plot, colors: ChartColors) -> None:
             if len(frontier) > 1:
                 plt.plot(
-                    [p.decode_tps for p in frontier],
+                    [p.speed_tps for p in frontier],
                     [p.quality for p in frontier],
                     marker="braille",
                     color=colors.muted,
                 )
             for p in points:
                 color = series_rgb(order.index(p.endpoint_id))
-                plt.scatter([p.decode_tps], [p.quality], marker="●", color=color)
+                plt.scatter([p.speed_tps], [p.quality], marker="●", color=color)
             if points:
-                speeds = [p.decode_tps for p in points]
+                speeds = [p.speed_tps for p in points]
                 qualities = [p.quality for p in points]
                 pad_x = max(1.0, (max(speeds) - min(speeds)) * 0.08)
                 pad_y = max(0.01, (max(qualities) - min(qualities)) * 0.15)
