@@ -16,6 +16,7 @@ import pytest
 from aiohttp import web
 
 from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Measurement, Timeouts
+from nvfp4_tui.bench.client.budget import EventBudget
 from nvfp4_tui.bench.client.endpoint import SLICE_BYTES
 from nvfp4_tui.bench.client.stream import Stream
 from nvfp4_tui.bench.progress import TokenMeter
@@ -205,7 +206,7 @@ async def test_a_read_of_many_events_yields_to_the_loop_between_slices() -> None
     await asyncio.sleep(0)
     before = turns
     stream = Stream(ReplyLimits(max_chunks=1 << 20))
-    await EndpointClient._parse(buffer, SseParser(), stream, 0.0)
+    await EndpointClient._parse(buffer, SseParser(), stream, 0.0, EventBudget())
     task.cancel()
     assert len(stream.gen_times) == buffer.count(b"data:")
     assert turns - before >= 7
@@ -412,3 +413,9 @@ async def test_the_leaderboard_draws_a_row_at_an_impossible_speed() -> None:
         await pilot.pause(0.2)
         assert isinstance(app.screen, LeaderboardScreen)
         assert "frontier: A" in str(app.screen.query_one("#chart-pareto").border_subtitle)
+
+
+def test_a_stream_past_its_event_budget_is_told_to_wait() -> None:
+    budget = EventBudget(rate=1000, burst=1000)
+    assert budget.pause_after(1000) == 0.0  # the burst: no wait
+    assert budget.pause_after(3000) > 1.9  # 2,000 past it at 1,000 a second

@@ -12,7 +12,8 @@ One endpoint cannot make the client do unbounded work for it, since every endpoi
 loop that times the others: replies are asked for uncompressed and a compressed one is a protocol
 error (a gzip bomb would otherwise be inflated on that loop); a read is parsed in slices of
 ``SLICE_BYTES`` with a yield to the loop between them, so a flood of tiny chunks delays another
-stream by one slice at most; ``ReplyLimits`` bound what one reply may hold; and after
+stream by one slice at most, and a stream past its ``EventBudget`` is read no faster than that
+allows; ``ReplyLimits`` bound what one reply may hold; and after
 ``[DONE]`` at most ``MAX_DRAIN_BYTES`` are read before the connection is dropped. Redirects are
 never followed: a 3xx is an error row naming its target.
 """
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import aiohttp
 
+from nvfp4_tui.bench.client.budget import EventBudget
 from nvfp4_tui.bench.client.errors import (
     BODY_EXCERPT_CHARS,
     Failure,
@@ -208,6 +210,7 @@ class EndpointClient:
         body = json.dumps(self._body(request, stream_options), ensure_ascii=False).encode()
         stream = Stream(self._limits, request.max_tokens)
         parser = SseParser(self._limits.max_event_bytes)
+        budget = EventBudget()
         http_status: int | None = None
         retry_after_s: float | None = None
         failure: Failure | None = None
@@ -261,7 +264,7 @@ class EndpointClient:
                         if drained > MAX_DRAIN_BYTES:
                             break
                         continue
-                    await self._parse(buffer, parser, stream, now)
+                    await self._parse(buffer, parser, stream, now, budget)
                     if progress is not None and stream.gen_times:
                         made = stream.tokens_so_far()
                         if not decoding:
@@ -304,13 +307,15 @@ class EndpointClient:
         return Attempt(stream, sent_at, eof_at, http_status, None, setup_s=setup_s)
 
     @staticmethod
-    async def _parse(buffer: bytes, parser: SseParser, stream: Stream, now: float) -> None:
-        """Take the events of one read, stamped ``now``, a slice at a time: a read holding
-        thousands of tiny events yields to the loop between slices, so the other streams are
-        read (and timed) meanwhile."""
+    async def _parse(
+        buffer: bytes, parser: SseParser, stream: Stream, now: float, budget: EventBudget
+    ) -> None:
+        """Take the events of one read, stamped ``now``, a slice at a time: between slices the
+        loop reads (and times) the other streams, for as long as ``budget`` says this stream
+        must wait."""
         for start in range(0, len(buffer), SLICE_BYTES):
             if start:
-                await asyncio.sleep(0)
+                await asyncio.sleep(budget.pause_after(stream.events))
             try:
                 payloads = parser.feed(buffer[start : start + SLICE_BYTES])
             except SseTooLarge as too_large:
@@ -318,6 +323,9 @@ class EndpointClient:
                 raise
             if _take_all(payloads, stream, now):
                 return
+        pause_s = budget.pause_after(stream.events)
+        if pause_s:
+            await asyncio.sleep(pause_s)  # before the next read: TCP holds the rest back
 
     async def _status_message(self, response: aiohttp.ClientResponse, encoding: str | None) -> str:
         """One line for a reply that is no stream: a redirect names its target, a 1xx says so,
