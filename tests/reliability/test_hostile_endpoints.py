@@ -27,6 +27,7 @@ from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core.figures.board import pareto_axes, pareto_points
 from nvfp4_tui.core.figures.scores import HEURISTIC
 from nvfp4_tui.core.state import FleetState
+from nvfp4_tui.scoring.judge import JudgeConfig, judge_answer
 from nvfp4_tui.telemetry.prometheus import MetricsStatus, PrometheusScraper
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.screens.leaderboard import LeaderboardScreen
@@ -338,6 +339,17 @@ async def test_switching_protocols_is_a_protocol_error_not_http_4xx() -> None:
     m = await chat(upgrade, timeouts=Timeouts(total_s=5))
     assert_kind(m, "protocol", "HTTP 101")
     assert m.http_status == 101
+
+
+async def test_the_judge_does_not_follow_redirects() -> None:
+    async with (
+        foreign_host() as (url, seen),
+        serve(redirect(308, f"{url}/v1/chat/completions")) as judge,
+        aiohttp.ClientSession() as session,
+    ):
+        config = JudgeConfig(url=judge.url, model="j", rubrics={"math": "Grade it."})
+        verdict = await judge_answer(session, config, "math", "2+2?", "4")
+    assert verdict == (None, "judge_error:http_308") and seen == []
 
 
 # ---- 11: one bad /metrics stays that endpoint's ----------------------------------------------
