@@ -87,7 +87,7 @@ class SseParser:
     def _hold(self, piece: bytes) -> None:
         self._tail_bytes += len(piece)
         if self._tail_bytes + self._data_bytes > self.max_event_bytes:
-            raise SseTooLarge(f"SSE event over {self.max_event_bytes} bytes (no line end yet)")
+            raise SseTooLarge(f"SSE line over {self.max_event_bytes} bytes without its end")
         self._tail.append(piece)
 
     def _take_lines(self, lines: list[bytes]) -> list[bytes]:
@@ -111,6 +111,6 @@ class SseParser:
             data.append(value)
             self._data_bytes += len(value) + 1  # the LF that joins it to the next line
             if self._data_bytes > self.max_event_bytes:
-                message = f"SSE event over {self.max_event_bytes} bytes (no blank line)"
+                message = f"SSE event over {self.max_event_bytes} bytes without the blank line that ends it"
                 raise SseTooLarge(message, events)
         return events

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Measurement, Timeouts
 from nvfp4_tui.bench.client.budget import EventBudget
-from nvfp4_tui.bench.client.endpoint import SLICE_BYTES
+from nvfp4_tui.bench.client.endpoint import MEASURED_ON_LOOP_CHUNKS, SLICE_BYTES
 from nvfp4_tui.bench.client.stream import Stream
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sse import SseParser
@@ -129,6 +129,15 @@ async def test_tool_call_text_counts_against_the_answer_bound() -> None:
 async def test_a_reply_inside_the_bounds_is_ok() -> None:
     m = await chat(play([(0, b"".join(GOOD_STREAM)), (0, DONE)]))
     assert m.status == "ok" and m.answer_text == "ab" and m.tokens_out == 2
+
+
+async def test_a_long_stream_is_measured_off_the_loop_to_the_same_numbers() -> None:
+    count = MEASURED_ON_LOOP_CHUNKS + 100
+    body = chunk("x") * count + chunk(finish="stop") + chunk(usage=usage(3, count), choices=False)
+    request = ChatRequest(messages=HELLO.messages, max_tokens=count)
+    m = await chat(play([(0, body), (0, DONE)]), ReplyLimits(), request)
+    assert m.status == "ok" and m.chunks == m.tokens_out == count
+    assert m.answer_text == "x" * count and m.itl_max_s is not None
 
 
 async def test_bytes_after_done_are_not_read_forever() -> None:

@@ -56,6 +56,7 @@ READ_BUFSIZE = 4 * 1024 * 1024  # aiohttp's 64 KiB default stalls on long replie
 # reads are smaller, so a healthy stream never yields more than it did.
 SLICE_BYTES = 16 * 1024
 MAX_DRAIN_BYTES = 64 * 1024  # read after [DONE] so the connection can be reused, and no more
+MEASURED_ON_LOOP_CHUNKS = 16_384  # a few ms of measuring; longer streams are measured off it
 MAX_MODELS_BYTES = 1 << 20  # a /v1/models listing; past this it is no listing
 HEALTH_CONNECTIONS = 2  # pool slots beyond the concurrency, so a health check never waits
 MODELS_LISTED_IN_MESSAGE = 5
@@ -152,7 +153,12 @@ class EndpointClient:
         failure = attempt.failure
         if failure is not None:
             failure.message = self._scrub(failure.message)
-        measurement = measure(attempt, queue_s)
+        if len(attempt.stream.gen_times) > MEASURED_ON_LOOP_CHUNKS:
+            # Tens of ms of gaps to sort: off the loop, which the interpreter then gets back
+            # every few ms instead of waiting for all of it.
+            measurement = await asyncio.to_thread(measure, attempt, queue_s)
+        else:
+            measurement = measure(attempt, queue_s)
         if self._api_key:
             # A server that echoes request headers into its reply must not put the key on disk.
             tool_calls = measurement.tool_calls_json
