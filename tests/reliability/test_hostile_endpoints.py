@@ -33,6 +33,7 @@ from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.screens.leaderboard import LeaderboardScreen
 from tests.bench.scripted_server import DONE, Handler, chunk, play, serve, serve_client, usage
 from tests.profile.test_profile import GOOD, write
+from tests.reliability.runs import hostile_endpoint_toml, record_run, write_run_profile
 from tests.support.factories import endpoint_info, seeded_run
 from tests.support.fixed_source import FixedSource
 from tests.support.sample_app import settle
@@ -145,6 +146,23 @@ async def test_bytes_after_done_are_not_read_forever() -> None:
     m = await chat(server)
     assert m.status == "ok" and m.answer_text == "ab"
     assert server.hung_up
+
+
+async def test_a_run_records_too_large_rows_under_its_profiles_bound(tmp_path: Path) -> None:
+    async def models(_: web.Request) -> web.Response:
+        return web.json_response({"data": [{"id": "current"}]})
+
+    flood = Endless([], chunk("x"))
+    async with serve(flood, {"/health": models, "/v1/models": models}) as server:
+        path = write_run_profile(
+            tmp_path, [hostile_endpoint_toml("flood", server.url)], requests=1, timeout_s=10
+        )
+        path.write_text(path.read_text().replace("[run]\n", "[run]\nmax_chunks = 50\n"))
+        result, snapshot = await record_run(load_profile(path), tmp_path / "out")
+    assert result.status == "complete"
+    row = snapshot.requests().row(0, named=True)
+    assert (row["status"], row["error_kind"], row["chunks"]) == ("error", "too_large", 50)
+    assert "run.max_chunks" in row["error_message"] and row["ttft_s"] is not None
 
 
 @pytest.mark.parametrize(
