@@ -23,6 +23,7 @@ BENCHMARKS: tuple[tuple[str, str], ...] = (
     ("store_io.py", "store"),
     ("memory_rss.py", "memory"),
     ("peer.py", "peer"),
+    ("neighbour.py", "neighbour"),
 )
 
 

@@ -102,6 +102,7 @@ async def _get(
             headers=auth_headers(endpoint),
             timeout=aiohttp.ClientTimeout(total=timeout_s),
             ssl=endpoint.verify_tls,
+            allow_redirects=False,  # what an endpoint runs is read from its own host only
         ) as response:
             if response.status != 200:
                 return None

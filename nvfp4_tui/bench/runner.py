@@ -192,6 +192,7 @@ class Runner:
             timeouts=timeouts or self._timeouts(),
             api_key=self.api_keys.get(endpoint.id, key),
             verify_tls=self.verify_tls and endpoint.verify_tls,
+            limits=self.profile.run.limits,
         )
 
     async def _run_endpoint(self, endpoint: Endpoint) -> None:

@@ -5,27 +5,43 @@ or CR (a CRLF may be split across two buffers); ``:`` starts a comment; ``data:`
 optional single space; several ``data`` lines of one event are joined with LF; a blank line ends
 the event; other fields (``event``, ``id``, ``retry``) are ignored. Buffers are split with
 ``bytes.split`` once each, so the cost per event is a few slices, never a per-line read.
+
+What one event may hold is bounded: the data lines of an event without its blank line, or one
+line without its end, count against ``max_event_bytes`` as they arrive, so a stream that never
+ends an event cannot grow the client's memory past that bound.
 """
 
 from __future__ import annotations
 
-DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 
 
 class SseError(ValueError):
-    """The stream broke a limit of the parser (an unterminated line longer than allowed)."""
+    """The stream broke the event-stream format in a way the parser cannot read past."""
+
+
+class SseTooLarge(SseError):
+    """An event (its data lines so far) or one unterminated line grew past ``max_event_bytes``.
+
+    ``events`` holds the complete events the same buffer delivered before the one that grew.
+    """
+
+    def __init__(self, message: str, events: list[bytes] | None = None) -> None:
+        super().__init__(message)
+        self.events = events or []
 
 
 class SseParser:
     """Feed it buffers as they arrive; it returns each complete event's data payload as bytes."""
 
-    __slots__ = ("_data", "_max_line_bytes", "_skip_lf", "_tail", "_tail_bytes")
+    __slots__ = ("_data", "_data_bytes", "_skip_lf", "_tail", "_tail_bytes", "max_event_bytes")
 
-    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
-        self._max_line_bytes = max_line_bytes
+    def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        self.max_event_bytes = max_event_bytes
         self._tail: list[bytes] = []  # pieces of the line not yet terminated
         self._tail_bytes = 0
         self._data: list[bytes] = []  # data lines of the event being read
+        self._data_bytes = 0
         self._skip_lf = False  # the last buffer ended in CR: a leading LF belongs to that CRLF
 
     def feed(self, buffer: bytes) -> list[bytes]:
@@ -48,9 +64,14 @@ class SseParser:
             self._tail_bytes = 0
         lines = buffer.split(b"\n")
         last = lines.pop()
+        events = self._take_lines(lines)
         if last:
-            self._hold(last)
-        return self._take_lines(lines)
+            try:
+                self._hold(last)
+            except SseTooLarge as too_large:
+                too_large.events = events
+                raise
+        return events
 
     def end(self) -> list[bytes]:
         """At end of stream: the last event even without its closing blank line.
@@ -65,8 +86,8 @@ class SseParser:
 
     def _hold(self, piece: bytes) -> None:
         self._tail_bytes += len(piece)
-        if self._tail_bytes > self._max_line_bytes:
-            raise SseError(f"line longer than {self._max_line_bytes} bytes without a line end")
+        if self._tail_bytes + self._data_bytes > self.max_event_bytes:
+            raise SseTooLarge(f"SSE line over {self.max_event_bytes} bytes without its end")
         self._tail.append(piece)
 
     def _take_lines(self, lines: list[bytes]) -> list[bytes]:
@@ -77,10 +98,19 @@ class SseParser:
                 if data:
                     events.append(data[0] if len(data) == 1 else b"\n".join(data))
                     data.clear()
-            elif line.startswith(b"data: "):
-                data.append(line[6:])
+                    self._data_bytes = 0
+                continue
+            if line.startswith(b"data: "):
+                value = line[6:]
             elif line.startswith(b"data:"):
-                data.append(line[5:])
+                value = line[5:]
             elif line == b"data":
-                data.append(b"")
+                value = b""
+            else:
+                continue
+            data.append(value)
+            self._data_bytes += len(value) + 1  # the LF that joins it to the next line
+            if self._data_bytes > self.max_event_bytes:
+                message = f"SSE event over {self.max_event_bytes} bytes without the blank line that ends it"
+                raise SseTooLarge(message, events)
         return events

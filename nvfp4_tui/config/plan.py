@@ -20,7 +20,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from nvfp4_tui.config.profile import Profile, RunPlan, SweepSpec, load_profile, with_urls
+from nvfp4_tui.config.profile import (
+    Profile,
+    ReplyLimits,
+    RunPlan,
+    SweepSpec,
+    load_profile,
+    with_urls,
+)
 from nvfp4_tui.config.suites import Suite, load_suites
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core.slo import SloTargets
@@ -104,5 +111,6 @@ def _run_from_plain(raw: Mapping[str, Any]) -> RunPlan:
             "rate_rps": tuple(raw["rate_rps"]),
             "sweep": None if sweep is None else SweepSpec(**sweep),
             "slo": SloTargets(**raw["slo"]),
+            "limits": ReplyLimits(**raw["limits"]),
         }
     )

@@ -46,6 +46,11 @@ MAX_REQUESTS = 1_000_000
 MAX_RATE_RPS = 10_000.0
 MAX_SECONDS = 7 * 24 * 3600.0
 MAX_TOKENS = 1 << 20
+MIN_REPLY_BYTES = 1 << 10
+MAX_REPLY_BYTES = 1 << 32
+MAX_REPLY_CHUNKS = 1 << 27
+_REPLY_BYTES = f"an integer number of bytes from {MIN_REPLY_BYTES} to {MAX_REPLY_BYTES}"
+_REPLY_CHUNKS = f"an integer from 1 to {MAX_REPLY_CHUNKS}"
 _seconds = a_number(above=0, maximum=MAX_SECONDS)
 _SECONDS = f"a number of seconds > 0 and <= {MAX_SECONDS:g}"
 _requests = an_int(1, MAX_REQUESTS)
@@ -167,6 +172,20 @@ class SweepSpec:
 
 
 @dataclass(frozen=True)
+class ReplyLimits:
+    """What one reply may make the client hold; past any of them the request ends ``too_large``
+    with what arrived before the cut kept. The ``[run]`` keys of the same names raise them.
+
+    The defaults sit far past a real answer: 131,072 tokens of text are about 0.5 MiB, streamed
+    one chunk each.
+    """
+
+    max_answer_bytes: int = 16 << 20  # answer, reasoning and tool-call text together, as UTF-8
+    max_event_bytes: int = 16 << 20  # one SSE event's data lines, or one line without its end
+    max_chunks: int = 1 << 18  # SSE events in one reply
+
+
+@dataclass(frozen=True)
 class RunPlan:
     name: str
     suites: tuple[str, ...]
@@ -194,6 +213,7 @@ class RunPlan:
     retries: int = 0  # resends of a request answered 429 or 503; every attempt is its own row
     # An endpoint refusing connections is probed this long: past a large model's reload.
     outage_give_up_s: float = 600.0
+    limits: ReplyLimits = field(default_factory=ReplyLimits)
 
 
 @dataclass(frozen=True)
@@ -542,12 +562,29 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
         seed=table.get("seed", an_int(0), "an integer >= 0", 0),
         retries=table.get("retries", _retries, f"an integer from 0 to {MAX_RETRIES}", 0),
         outage_give_up_s=table.get("outage_give_up_s", _seconds, _SECONDS, 600.0),
+        limits=_read_limits(table),
         **_read_load(table),
     )
     for key, message in _plan_problems(plan):
         table.problems.add(f"{table.key}.{key}", message)
     table.finish()
     return plan
+
+
+def _read_limits(table: Table) -> ReplyLimits:
+    default = ReplyLimits()
+    reply_bytes = an_int(MIN_REPLY_BYTES, MAX_REPLY_BYTES)
+    return ReplyLimits(
+        max_answer_bytes=table.get(
+            "max_answer_bytes", reply_bytes, _REPLY_BYTES, default.max_answer_bytes
+        ),
+        max_event_bytes=table.get(
+            "max_event_bytes", reply_bytes, _REPLY_BYTES, default.max_event_bytes
+        ),
+        max_chunks=table.get(
+            "max_chunks", an_int(1, MAX_REPLY_CHUNKS), _REPLY_CHUNKS, default.max_chunks
+        ),
+    )
 
 
 def _read_load(table: Table) -> dict[str, Any]:
@@ -713,6 +750,7 @@ __all__ = [
     "Endpoint",
     "FaultSpec",
     "Profile",
+    "ReplyLimits",
     "RunPlan",
     "SimSpec",
     "SloTargets",

@@ -376,8 +376,8 @@ class EndpointState:
                 event.score_judge,
             )
         )
-        # A legacy script's silent failure (0 tokens, no error) is counted apart from errors, as
-        # the leaderboard and the report count it.
+        # A suspect row (a legacy script's silent failure, or a token count its stream
+        # contradicts) is counted apart from errors, as the leaderboard and the report count it.
         suspect = event.status == "error" and event.error_kind == SUSPECT_ERROR_KIND
         if phase is not None:
             phase.requests_done += 1

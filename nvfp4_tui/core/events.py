@@ -17,8 +17,12 @@ from typing import Any, Literal
 
 EndpointStatusKind = Literal["waiting", "warmup", "running", "paused", "done", "error", "down"]
 RequestStatus = Literal["ok", "incomplete", "error"]
-# "suspect" marks rows a legacy script recorded as 0 tokens with no error (silent failures).
-ErrorKind = Literal["http_4xx", "http_5xx", "timeout", "connect", "protocol", "reset", "suspect"]
+# "suspect" marks rows whose numbers cannot be believed: a legacy script's 0 tokens with no error
+# (silent failures), or a token count the stream contradicts. "too_large": a reply past one of
+# the run's reply limits (answer bytes, event bytes, chunks); what came before the cut is kept.
+ErrorKind = Literal[
+    "http_4xx", "http_5xx", "timeout", "connect", "protocol", "reset", "too_large", "suspect"
+]
 SUSPECT_ERROR_KIND: ErrorKind = "suspect"
 RunStatus = Literal["running", "complete", "aborted"]
 RunOutcome = Literal["complete", "aborted"]  # how a run that has finished ended

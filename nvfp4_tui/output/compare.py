@@ -1,7 +1,7 @@
 """Comparing two runs: every figure both runs measured, as it changed from A to B.
 
 - per endpoint, suite and load level: quality, speed (decode tok/s, or e2e tok/s when a run has
-  no decode rate: a legacy import has no TTFT), TTFT p50, errors and legacy suspects;
+  no decode rate: a legacy import has no TTFT), TTFT p50, errors and suspects;
 - per endpoint and load level: aggregate throughput, from the leaderboard's levels;
 - per GPU: VRAM used before and after the run, as the report's VRAM table reads it.
 

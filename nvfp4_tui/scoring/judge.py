@@ -123,10 +123,11 @@ async def judge_answer(
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     timeout = aiohttp.ClientTimeout(total=config.timeout_s)
     try:
+        # A redirect is not followed: the prompt, the answer and the key go to the judge's host only.
         async with session.post(
-            config.chat_url, json=body, headers=headers, timeout=timeout
+            config.chat_url, json=body, headers=headers, timeout=timeout, allow_redirects=False
         ) as response:
-            if response.status >= 400:
+            if not 200 <= response.status < 300:
                 return None, f"judge_error:http_{response.status}"
             reply = await response.json(content_type=None)
         content = reply["choices"][0]["message"]["content"] or ""

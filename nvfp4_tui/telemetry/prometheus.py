@@ -5,7 +5,10 @@ Two halves. The pure half turns Prometheus text into a ``MetricsSnapshot`` and t
 rates and prefix-cache hit rate from counter deltas, exact latency means from histogram
 ``_sum``/``_count`` deltas and each quantile as the bucket it lies in, from bucket deltas. The
 async half, ``PrometheusScraper`` / ``scrape_loop``, polls the endpoints with aiohttp and reports
-an endpoint that serves no metrics once, through a callback, instead of as an error.
+an endpoint that serves no metrics once, through a callback, instead of as an error. Whatever one
+endpoint's body holds stays that endpoint's: a body that cannot be read, or a figure that cannot
+be computed from it, is reported for it alone, and it is polled again on the next tick beside the
+others. Redirects are not followed: metrics come from the endpoint's own host.
 
 Series that differ only by labels (``model_name``, ``engine``: data-parallel engines, several
 served models) are summed; ratios (KV-cache usage, the old prefix-cache hit rate) are averaged.
@@ -92,7 +95,7 @@ def parse_metrics(text: str) -> MetricsSnapshot:
             if math.isnan(value):
                 continue
             if sample.name.endswith("_bucket") and "le" in sample.labels:
-                le = float(sample.labels["le"])
+                le = _bucket_bound(sample.name, sample.labels["le"])
                 by_le = buckets.setdefault(sample.name.removesuffix("_bucket"), {})
                 by_le[le] = by_le.get(le, 0.0) + value
                 continue
@@ -100,6 +103,16 @@ def parse_metrics(text: str) -> MetricsSnapshot:
             series[sample.name] = series.get(sample.name, 0) + 1
     histograms = {name: tuple(sorted(by_le.items())) for name, by_le in buckets.items()}
     return MetricsSnapshot(sums=sums, series=series, histograms=histograms)
+
+
+def _bucket_bound(name: str, label: str) -> float:
+    try:
+        le = float(label)
+    except ValueError:
+        raise NotPrometheusText(f"{name}: le={label[:20]!r} is not a bucket bound") from None
+    if math.isnan(le):
+        raise NotPrometheusText(f"{name}: le=NaN is not a bucket bound")
+    return le
 
 
 def info_labels(text: str, name: str) -> dict[str, str] | None:
@@ -330,16 +343,35 @@ class PrometheusScraper:
         return self._states.get(endpoint_id)
 
     async def scrape_once(self) -> list[ServerSample]:
-        """Poll every endpoint once, concurrently; one sample per endpoint that served metrics."""
-        results = await asyncio.gather(*(self._scrape(e) for e in self._endpoints))
-        return [r for r in results if r is not None]
+        """Poll every endpoint once, concurrently; one sample per endpoint that served metrics.
+
+        What goes wrong with one endpoint's poll, even an error no check foresaw, is reported as
+        that endpoint's state and never stops the others' samples.
+        """
+        results = await asyncio.gather(
+            *(self._scrape(e) for e in self._endpoints), return_exceptions=True
+        )
+        samples: list[ServerSample] = []
+        for endpoint, result in zip(self._endpoints, results, strict=True):
+            if isinstance(result, ServerSample):
+                samples.append(result)
+            elif isinstance(result, Exception):
+                self._deltas[endpoint.id].forget()
+                message = f"no server metrics (unreadable: {_one_line(result)})"
+                self._set_state(time.time(), endpoint.id, "no_metrics", message)
+            elif isinstance(result, BaseException):
+                raise result  # cancellation, an interpreter exit: not the endpoint's doing
+        return samples
 
     async def _scrape(self, endpoint: Endpoint) -> ServerSample | None:
         t, mono_s = time.time(), time.monotonic()
         delta = self._deltas[endpoint.id]
         try:
             async with self._session.get(
-                f"{endpoint.url}/metrics", headers=auth_headers(endpoint), timeout=self._timeout
+                f"{endpoint.url}/metrics",
+                headers=auth_headers(endpoint),
+                timeout=self._timeout,
+                allow_redirects=False,
             ) as response:
                 if response.status in (404, 501):
                     delta.forget()
@@ -348,7 +380,8 @@ class PrometheusScraper:
                     return None
                 if response.status != 200:
                     delta.forget()
-                    message = f"server metrics unreachable: HTTP {response.status}"
+                    moved = " (a redirect, not followed)" if 300 <= response.status < 400 else ""
+                    message = f"server metrics unreachable: HTTP {response.status}{moved}"
                     self._set_state(t, endpoint.id, "unreachable", message)
                     return None
                 data = await read_at_most(response.content, MAX_METRICS_BYTES + 1)

@@ -12,6 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from nvfp4_tui.bench.client import EndpointClient, Timeouts
+from nvfp4_tui.config.profile import ReplyLimits
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -78,6 +79,7 @@ async def serve_client(
     concurrency: int = 1,
     timeouts: Timeouts | None = None,
     api_key: str | None = None,
+    limits: ReplyLimits | None = None,
 ) -> AsyncIterator[tuple[Served, EndpointClient]]:
     """A scripted server and a client of model "m" pointed at it."""
     async with (
@@ -88,6 +90,7 @@ async def serve_client(
             concurrency=concurrency,
             timeouts=timeouts or Timeouts(total_s=10),
             api_key=api_key,
+            limits=limits,
         ) as client,
     ):
         yield server, client

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nvfp4_tui.bench.sse import SseError, SseParser
+from nvfp4_tui.bench.sse import SseParser, SseTooLarge
 
 
 def feed_all(pieces: list[bytes]) -> list[bytes]:
@@ -85,10 +85,32 @@ def test_long_line_across_many_reads() -> None:
 
 
 def test_unterminated_line_over_the_limit_raises() -> None:
-    parser = SseParser(max_line_bytes=100)
+    parser = SseParser(max_event_bytes=100)
     parser.feed(b"data: " + b"x" * 60)
-    with pytest.raises(SseError, match="100 bytes"):
+    with pytest.raises(SseTooLarge, match="100 bytes"):
         parser.feed(b"x" * 60)
+
+
+def test_data_lines_without_a_blank_line_count_against_the_event_bound() -> None:
+    # Each line is short; the event they build never ends, and would grow without a bound.
+    parser = SseParser(max_event_bytes=1000)
+    with pytest.raises(SseTooLarge, match="1000 bytes"):
+        for _ in range(100):
+            parser.feed(b"data: " + b"x" * 50 + b"\n")
+
+
+def test_a_partial_line_counts_with_the_event_it_extends() -> None:
+    parser = SseParser(max_event_bytes=100)
+    parser.feed(b"data: " + b"x" * 60 + b"\n")
+    with pytest.raises(SseTooLarge):
+        parser.feed(b"data: " + b"y" * 50)
+
+
+def test_events_under_the_bound_pass_however_many() -> None:
+    parser = SseParser(max_event_bytes=100)
+    events = parser.feed(b"data: " + b"x" * 90 + b"\n\n")
+    events += parser.feed((b"data: " + b"y" * 90 + b"\n\n") * 50)
+    assert len(events) == 51 and events[0] == b"x" * 90
 
 
 line_text = st.binary(max_size=40).filter(lambda b: b"\n" not in b and b"\r" not in b)

@@ -11,6 +11,7 @@ import client_ceiling
 import fidelity
 import harness
 import memory_rss
+import neighbour
 import peer
 import pytest
 import readme_table
@@ -183,3 +184,24 @@ def test_peer_says_why_it_skipped() -> None:
     if numbers["skipped"]:
         assert "guidellm" in numbers["reason"]
     assert _rendered(peer.report(numbers))
+
+
+@pytest.mark.slow  # a simulator and the hostile servers, three cases of a second each
+def test_neighbour_measures_the_healthy_endpoint_in_every_case() -> None:
+    settings = neighbour.Settings(
+        window_s=1.0,
+        settle_s=0.3,
+        healthy_streams=1,
+        neighbour_streams=1,
+        max_tokens=4,
+        neighbour_timeout_s=0.5,
+    )
+    numbers = neighbour.run(settings)
+    cases = numbers["cases"]
+    assert set(cases) == {"alone", "flood", "gzip_bomb"}
+    assert all(row["healthy_requests"] > 0 for row in cases.values())
+    assert cases["alone"]["neighbour_rows"] == {}
+    assert set(cases["gzip_bomb"]["neighbour_rows"]) == {"protocol"}  # refused, never inflated
+    assert set(cases["flood"]["neighbour_rows"]) <= {"timeout", "too_large"}
+    assert len(neighbour.targets(numbers)) == 2
+    assert "Healthy endpoint" in _rendered(neighbour.report(numbers))

@@ -2,8 +2,8 @@
 Measurement (DESIGN.md "Metric definitions").
 
 ``endpoint`` holds the client, ``request`` what it is asked, ``trace`` the send clock, ``stream``
-the assembly of a response stream, ``measurement`` the numbers computed from it, ``errors`` the
-classification of what went wrong. This module is its public entry point.
+the assembly of a response stream, ``budget`` how fast one stream may make the client work,
+``measurement`` the numbers computed from it, ``errors`` the classification of what went wrong. This module is its public entry point.
 """
 
 from nvfp4_tui.bench.client.endpoint import EndpointClient

@@ -7,6 +7,15 @@ timed from just before aiohttp was called; time spent waiting for the client's c
 is ``queue_s``. Every failure becomes a Measurement with ``status="error"``, an ``error_kind`` and
 a short message that never contains the API key; it keeps whatever was measured and received
 before the failure.
+
+One endpoint cannot make the client do unbounded work for it, since every endpoint shares the
+loop that times the others: replies are asked for uncompressed and a compressed one is a protocol
+error (a gzip bomb would otherwise be inflated on that loop); a read is parsed in slices of
+``SLICE_BYTES`` with a yield to the loop between them, so a flood of tiny chunks delays another
+stream by one slice at most, and a stream past its ``EventBudget`` is read no faster than that
+allows; ``ReplyLimits`` bound what one reply may hold; and after
+``[DONE]`` at most ``MAX_DRAIN_BYTES`` are read before the connection is dropped. Redirects are
+never followed: a 3xx is an error row naming its target.
 """
 
 from __future__ import annotations
@@ -19,7 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import aiohttp
 
+from nvfp4_tui.bench.client.budget import EventBudget
 from nvfp4_tui.bench.client.errors import (
+    BODY_EXCERPT_CHARS,
     Failure,
     body_excerpt,
     classify,
@@ -31,13 +42,21 @@ from nvfp4_tui.bench.client.measurement import Measurement, first_chunk_tokens_o
 from nvfp4_tui.bench.client.request import ChatRequest, Timeouts
 from nvfp4_tui.bench.client.stream import Attempt, Stream
 from nvfp4_tui.bench.client.trace import SendClock, send_clock_trace
-from nvfp4_tui.bench.sse import SseError, SseParser
+from nvfp4_tui.bench.sse import SseError, SseParser, SseTooLarge
+from nvfp4_tui.config.profile import ReplyLimits
 from nvfp4_tui.core.outside_text import outside_line, remember_secrets, without_secrets
+from nvfp4_tui.telemetry.prometheus import read_at_most
 
 if TYPE_CHECKING:
     from nvfp4_tui.bench.progress import TokenMeter
 
 READ_BUFSIZE = 4 * 1024 * 1024  # aiohttp's 64 KiB default stalls on long replies
+# Parsed between two yields to the loop: at most ~1,600 of the smallest events, a few ms. Normal
+# reads are smaller, so a healthy stream never yields more than it did.
+SLICE_BYTES = 16 * 1024
+MAX_DRAIN_BYTES = 64 * 1024  # read after [DONE] so the connection can be reused, and no more
+MEASURED_ON_LOOP_CHUNKS = 16_384  # a few ms of measuring; longer streams are measured off it
+MAX_MODELS_BYTES = 1 << 20  # a /v1/models listing; past this it is no listing
 HEALTH_CONNECTIONS = 2  # pool slots beyond the concurrency, so a health check never waits
 MODELS_LISTED_IN_MESSAGE = 5
 MODEL_ID_CHARS = 80  # each listed id is cut to this, after its scrub
@@ -47,6 +66,7 @@ FINAL_USAGE = {"include_usage": True}
 USAGE_OPTION_KEYS = ("continuous_usage_stats", "stream_options")
 REJECTED_STATUSES = (400, 422)
 JSON_HEADERS = {"Content-Type": "application/json"}
+IDENTITY = "identity"  # the only Content-Encoding the client reads
 
 
 class EndpointClient:
@@ -65,6 +85,7 @@ class EndpointClient:
         timeouts: Timeouts,
         api_key: str | None = None,
         verify_tls: bool = True,
+        limits: ReplyLimits | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -76,6 +97,7 @@ class EndpointClient:
         self._api_key = api_key or None
         remember_secrets(self._api_key)  # scrubbed from whatever any server sends back
         self._verify_tls = verify_tls
+        self._limits = limits or ReplyLimits()
         self._slots = asyncio.Semaphore(concurrency)
         self._session: aiohttp.ClientSession | None = None
         # Whether the server takes continuous_usage_stats; learnt from this client's first answers.
@@ -83,13 +105,17 @@ class EndpointClient:
 
     async def __aenter__(self) -> EndpointClient:
         connections = self._concurrency + HEALTH_CONNECTIONS
+        headers = {"Accept-Encoding": IDENTITY}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(
                 limit=connections, limit_per_host=connections, ssl=self._verify_tls
             ),
             timeout=aiohttp.ClientTimeout(total=None, connect=self._timeouts.connect_s),
-            headers={"Authorization": f"Bearer {self._api_key}"} if self._api_key else None,
+            headers=headers,
             read_bufsize=READ_BUFSIZE,
+            auto_decompress=False,
             trace_configs=[send_clock_trace()],
         )
         return self
@@ -129,7 +155,12 @@ class EndpointClient:
         failure = attempt.failure
         if failure is not None:
             failure.message = outside_line(failure.message)
-        measurement = measure(attempt, queue_s)
+        if len(attempt.stream.gen_times) > MEASURED_ON_LOOP_CHUNKS:
+            # Tens of ms of gaps to sort: off the loop, which the interpreter then gets back
+            # every few ms instead of waiting for all of it.
+            measurement = await asyncio.to_thread(measure, attempt, queue_s)
+        else:
+            measurement = measure(attempt, queue_s)
         # A server that echoes request headers into its reply must not put the key on disk;
         # answers keep the rest of their text as sent, for scoring.
         tool_calls, finish = measurement.tool_calls_json, measurement.finish_reason
@@ -146,10 +177,14 @@ class EndpointClient:
         session = self._open_session()
         try:
             async with asyncio.timeout(self._timeouts.health_s):
-                async with session.get(f"{self._base_url}/health") as response:
+                url = f"{self._base_url}/health"
+                async with session.get(url, allow_redirects=False) as response:
                     health_status = response.status
-                async with session.get(f"{self._base_url}/v1/models") as response:
+                    health_moved = self._redirect_note(response)
+                url = f"{self._base_url}/v1/models"
+                async with session.get(url, allow_redirects=False) as response:
                     models_status = response.status
+                    models_moved = self._redirect_note(response)
                     served = await served_models(response) if models_status < 300 else None
         except TimeoutError:
             return False, f"timeout: no answer within {self._timeouts.health_s:g} s"
@@ -168,7 +203,10 @@ class EndpointClient:
             return True, f"ok (/health; /v1/models gave no model list, HTTP {models_status})"
         if 200 <= models_status < 300:
             return False, "/v1/models answered without a model list"
-        return False, f"/health: HTTP {health_status}; /v1/models: HTTP {models_status}"
+        return False, (
+            f"/health: HTTP {health_status}{health_moved}; "
+            f"/v1/models: HTTP {models_status}{models_moved}"
+        )
 
     async def _attempt(
         self,
@@ -181,8 +219,9 @@ class EndpointClient:
         loop = asyncio.get_running_loop()
         # Serialised before the clock starts: a long prompt's JSON is the client's time, not TTFT.
         body = json.dumps(self._body(request, stream_options), ensure_ascii=False).encode()
-        stream = Stream()
-        parser = SseParser()
+        stream = Stream(self._limits, request.max_tokens)
+        parser = SseParser(self._limits.max_event_bytes)
+        budget = EventBudget()
         http_status: int | None = None
         retry_after_s: float | None = None
         failure: Failure | None = None
@@ -190,6 +229,7 @@ class EndpointClient:
         counted = 0  # tokens already added to progress
         decoding = False  # the first generated chunk arrived: progress counts this stream
         eof_at: float | None = None
+        drained = 0  # bytes read after [DONE]
         started = loop.time()
         total_deadline = started + timeouts.total_s
         watchdog = asyncio.timeout_at(min(started + timeouts.first_byte_s, total_deadline))
@@ -199,14 +239,25 @@ class EndpointClient:
             async with (
                 watchdog,
                 session.post(
-                    self._chat_url, data=body, headers=JSON_HEADERS, trace_request_ctx=clock
+                    self._chat_url,
+                    data=body,
+                    headers=JSON_HEADERS,
+                    allow_redirects=False,
+                    trace_request_ctx=clock,
                 ) as response,
             ):
                 http_status = response.status
+                encoding = self._content_encoding(response)
                 if not 200 <= http_status < 300:
                     retry_after_s = retry_after_seconds(response.headers.get("Retry-After"))
-                    excerpt = await body_excerpt(response)
-                    raise Failure(http_kind(http_status), f"HTTP {http_status}: {excerpt}")
+                    message = await self._status_message(response, encoding)
+                    raise Failure(http_kind(http_status), message)
+                if encoding is not None:
+                    raise Failure(
+                        "protocol",
+                        f"reply is {encoding}-encoded (Content-Encoding) though the client "
+                        "asked for identity; compressed streams are not read",
+                    )
                 if response.content_type != "text/event-stream":
                     excerpt = await body_excerpt(response)
                     raise Failure(
@@ -218,11 +269,13 @@ class EndpointClient:
                     waiting_for = "idle"
                     watchdog.reschedule(min(loop.time() + timeouts.idle_s, total_deadline))
                     if stream.done_at is not None:
-                        continue  # drain to the end so the connection can be reused
-                    for payload in parser.feed(buffer):
-                        stream.take(payload, now)
-                        if stream.done_at is not None:
+                        # Drain a little so the connection can be reused; a server that goes
+                        # on past [DONE] has its connection dropped instead.
+                        drained += len(buffer)
+                        if drained > MAX_DRAIN_BYTES:
                             break
+                        continue
+                    await self._parse(buffer, parser, stream, now, budget)
                     if progress is not None and stream.gen_times:
                         made = stream.tokens_so_far()
                         if not decoding:
@@ -242,6 +295,8 @@ class EndpointClient:
                         raise Failure("protocol", "stream ended before finish_reason")
         except Failure as caught:
             failure = caught
+        except SseTooLarge as caught:
+            failure = Failure("too_large", f"{caught} (run.max_event_bytes)")
         except SseError as caught:
             failure = Failure("protocol", str(caught))
         except TimeoutError as caught:
@@ -261,6 +316,54 @@ class EndpointClient:
             ended_at = perf_counter()
             return Attempt(stream, sent_at, ended_at, http_status, failure, retry_after_s, setup_s)
         return Attempt(stream, sent_at, eof_at, http_status, None, setup_s=setup_s)
+
+    @staticmethod
+    async def _parse(
+        buffer: bytes, parser: SseParser, stream: Stream, now: float, budget: EventBudget
+    ) -> None:
+        """Take the events of one read, stamped ``now``, a slice at a time: between slices the
+        loop reads (and times) the other streams, for as long as ``budget`` says this stream
+        must wait."""
+        for start in range(0, len(buffer), SLICE_BYTES):
+            if start:
+                await asyncio.sleep(budget.pause_after(stream.events))
+            try:
+                payloads = parser.feed(buffer[start : start + SLICE_BYTES])
+            except SseTooLarge as too_large:
+                _take_all(too_large.events, stream, now)  # the row keeps what came before
+                raise
+            if _take_all(payloads, stream, now):
+                return
+        pause_s = budget.pause_after(stream.events)
+        if pause_s:
+            await asyncio.sleep(pause_s)  # before the next read: TCP holds the rest back
+
+    async def _status_message(self, response: aiohttp.ClientResponse, encoding: str | None) -> str:
+        """One line for a reply that is no stream: a redirect names its target, a 1xx says so,
+        an error gives an excerpt of its body (not of a compressed one)."""
+        status = response.status
+        if 300 <= status < 400:
+            return f"HTTP {status}{self._redirect_note(response)}"
+        if status < 200:
+            return f"HTTP {status}: an interim reply (switching protocols?) instead of an answer"
+        if encoding is not None:
+            return f"HTTP {status}: ({encoding}-encoded body, not read)"
+        return f"HTTP {status}: {await body_excerpt(response)}"
+
+    def _redirect_note(self, response: aiohttp.ClientResponse) -> str:
+        """What a 3xx says of its target (the Location header, made safe), else nothing."""
+        if not 300 <= response.status < 400:
+            return ""
+        location = response.headers.get("Location")
+        target = outside_line(location, BODY_EXCERPT_CHARS) if location else "no Location given"
+        return f": redirect to {target} not followed (redirects never are)"
+
+    def _content_encoding(self, response: aiohttp.ClientResponse) -> str | None:
+        """The reply's Content-Encoding when it is not identity, as one safe line."""
+        encoding = response.headers.get("Content-Encoding", "").strip()
+        if not encoding or encoding.lower() == IDENTITY:
+            return None
+        return outside_line(encoding, 40)
 
     def _body(self, request: ChatRequest, stream_options: dict[str, bool]) -> dict[str, Any]:
         body: dict[str, Any] = dict(request.extra_body) if request.extra_body else {}
@@ -303,10 +406,22 @@ class EndpointClient:
 
 async def served_models(response: aiohttp.ClientResponse) -> list[str] | None:
     try:
-        listing = await response.json(content_type=None)
+        data = await read_at_most(response.content, MAX_MODELS_BYTES + 1)
+        if len(data) > MAX_MODELS_BYTES:
+            return None
+        listing = json.loads(data)
         return [str(entry["id"]) for entry in listing["data"]]
-    except (ValueError, TypeError, KeyError, aiohttp.ClientError):
+    except (ValueError, TypeError, KeyError, RecursionError, aiohttp.ClientError):
         return None
+
+
+def _take_all(payloads: list[bytes], stream: Stream, now: float) -> bool:
+    """Take events in order until [DONE]; whether it came."""
+    for payload in payloads:
+        stream.take(payload, now)
+        if stream.done_at is not None:
+            return True
+    return False
 
 
 def _options_rejected(attempt: Attempt) -> bool:

@@ -56,7 +56,10 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 def http_kind(status: int) -> ErrorKind:
-    return "http_5xx" if status >= 500 else "http_4xx"
+    """An error status's kind; 1xx and 3xx on a request are no answer at all: ``protocol``."""
+    if status >= 500:
+        return "http_5xx"
+    return "http_4xx" if status >= 400 else "protocol"
 
 
 async def body_excerpt(response: aiohttp.ClientResponse) -> str:

@@ -3,6 +3,11 @@
 Timing follows DESIGN.md "Metric definitions": TTFT and E2E from when the request's bytes went to
 the socket, ITL from the gaps between generated chunks (split per token when usage streams per
 chunk), decode tok/s over the window after the first chunk.
+
+A token count the stream contradicts (``Stream.usage_doubt``: over max_tokens, or far more tokens
+than its text could hold) is not believed: the row is ``error_kind="suspect"``, as the legacy
+import marks silent failures, so no rate is computed from it, and the message says what the
+server claimed.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from nvfp4_tui.bench.client.stream import Attempt, ToolCall
-from nvfp4_tui.core.events import ErrorKind, RequestStatus
+from nvfp4_tui.bench.client.errors import Failure
+from nvfp4_tui.bench.client.stream import INT64_MAX, Attempt, ToolCall
+from nvfp4_tui.core.events import SUSPECT_ERROR_KIND, ErrorKind, RequestStatus
 from nvfp4_tui.core.stats import percentile_of_sorted
 
 
@@ -59,15 +65,24 @@ def measure(attempt: Attempt, queue_s: float) -> Measurement:
     ttft_s = times[0] - sent_at if times else None
     e2e_s = attempt.ended_at - sent_at
     usage = stream.usage or {}
-    reported = _count(usage.get("completion_tokens"))
+    details = usage.get("completion_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    reasoning_tokens = _count(details.get("reasoning_tokens"))
+    claimed = usage.get("completion_tokens")
+    reported = claimed if type(claimed) is int and claimed >= 0 else None
+    doubt = None if reported is None else stream.usage_doubt(reported, reasoning_tokens)
+    if doubt is not None:
+        reported = None
+        if failure is None:
+            failure = Failure(SUSPECT_ERROR_KIND, doubt)
     if reported is not None:
         tokens_out, estimated = reported, False
     elif times or failure is None:
         tokens_out, estimated = len(times), True
     else:
         tokens_out, estimated = None, False
-    details = usage.get("completion_tokens_details")
-    samples, per_token = itl_samples(times, stream.gen_tokens)
+    counts = stream.gen_tokens if _rising_to(stream.gen_tokens, reported) else []
+    samples, per_token = itl_samples(times, counts)
     samples.sort()
     if failure is not None:
         status: RequestStatus = "error"
@@ -75,6 +90,8 @@ def measure(attempt: Attempt, queue_s: float) -> Measurement:
         status = "incomplete" if stream.finish_reason == "length" else "ok"
     finished_tokens = tokens_out if failure is None else None
     first_chunk_tokens = first_chunk_tokens_of(stream.gen_tokens)
+    if first_chunk_tokens is not None and reported is not None and first_chunk_tokens > reported:
+        first_chunk_tokens = None  # more than the whole answer: not a count of its first chunk
     decode_tps = None
     if finished_tokens is not None and ttft_s is not None and e2e_s > ttft_s:
         # The first chunk's tokens were decoded before TTFT: the window after it holds only the
@@ -99,9 +116,7 @@ def measure(attempt: Attempt, queue_s: float) -> Measurement:
         first_chunk_tokens=first_chunk_tokens,
         tokens_in=_count(usage.get("prompt_tokens")),
         tokens_out=tokens_out,
-        reasoning_tokens=_count(details.get("reasoning_tokens"))
-        if isinstance(details, dict)
-        else None,
+        reasoning_tokens=reasoning_tokens,
         tokens_estimated=estimated,
         decode_tps=decode_tps,
         e2e_tps=finished_tokens / e2e_s if finished_tokens is not None and e2e_s > 0 else None,
@@ -152,7 +167,15 @@ def itl_samples(times: list[float], tokens: list[Any]) -> tuple[list[float], boo
 
 
 def _count(value: Any) -> int | None:
-    return value if type(value) is int and value >= 0 else None
+    return value if type(value) is int and 0 <= value <= INT64_MAX else None
+
+
+def _rising_to(counts: list[Any], final: int | None) -> bool:
+    """Whether per-chunk cumulative counts are believable: whole, never falling, and never past
+    the final count that was believed; ITL is split per token only then."""
+    if final is None or not counts or any(type(count) is not int for count in counts):
+        return False
+    return all(a <= b for a, b in pairwise(counts)) and counts[0] >= 0 and counts[-1] <= final
 
 
 def _join_text(parts: list[Any]) -> str:

@@ -25,6 +25,8 @@ from nvfp4_tui.core.stats import RunningStats, StatsSummary
 # of a phase) share its difficulty, so ten answers to three prompts are three pieces of evidence.
 # A Wilson interval over 5 is still about ±0.3 wide; fewer decide nothing.
 ROUTE_MIN_PROMPTS = 5
+# Past this a figure is left off a chart: a range that far out overflows as it is drawn.
+LARGEST_SHOWN = 1e300
 
 SpeedMetric = Literal["decode_tps", "e2e_tps"]
 
@@ -212,20 +214,59 @@ def pareto_points(
     """Mean quality against mean ``speed`` at the base level; the frontier is marked.
 
     A point is on the frontier when no other endpoint is at least as fast and at least as good
-    while strictly better in one of the two.
+    while strictly better in one of the two. A mean no chart can place (not finite, or past
+    ``LARGEST_SHOWN``) leaves its endpoint off.
     """
     raw: list[tuple[str, float, float]] = []
     for eid in board.endpoint_ids:
         rows = board.at_base(eid).values()
         tps = pooled_mean(getattr(r, speed) for r in rows)
         quality = pooled_mean(r.score(score_name) for r in rows)
-        if tps is not None and quality is not None:
+        if tps is not None and quality is not None and _chartable(tps, quality):
             raw.append((eid, tps, quality))
 
     def dominated(s: float, q: float) -> bool:
         return any(s2 >= s and q2 >= q and (s2 > s or q2 > q) for _, s2, q2 in raw)
 
     return [ParetoPoint(eid, s, q, not dominated(s, q)) for eid, s, q in raw]
+
+
+def _chartable(*values: float) -> bool:
+    return all(math.isfinite(v) and abs(v) <= LARGEST_SHOWN for v in values)
+
+
+@dataclass(frozen=True)
+class ParetoAxes:
+    """The chart's ranges, each as (low, high) with low < high."""
+
+    speed_tps: tuple[float, float]
+    quality: tuple[float, float]
+
+
+def pareto_axes(points: Iterable[ParetoPoint]) -> ParetoAxes | None:
+    """Ranges that frame every point with a margin; None without points.
+
+    A margin of a fixed size vanishes beside a large value (4.9e19 ± 1 is 4.9e19 again), and a
+    chart of an empty range divides by zero, so each margin is also a sliver of the values' own
+    size.
+    """
+    points = list(points)
+    if not points:
+        return None
+    return ParetoAxes(
+        padded_range([p.speed_tps for p in points], share=0.08, least=1.0),
+        padded_range([p.quality for p in points], share=0.15, least=0.01),
+    )
+
+
+def padded_range(values: list[float], *, share: float, least: float) -> tuple[float, float]:
+    """The finite ``values``' range widened on each side by ``share`` of its width, and by at
+    least ``least`` and a millionth of the largest magnitude; always a range of some width."""
+    # Clamped so that the range, its margins and its width all stay finite.
+    finite = [min(max(v, -LARGEST_SHOWN), LARGEST_SHOWN) for v in values if math.isfinite(v)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
+    pad = max(least, (high - low) * share, max(abs(low), abs(high)) * 1e-6)
+    return low - pad, high + pad
 
 
 def prompt_score(rows: Iterable[LeaderRow], score_name: str) -> StatsSummary:

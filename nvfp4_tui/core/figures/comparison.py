@@ -80,7 +80,7 @@ class MetricChange:
 
 @dataclass(frozen=True)
 class Failures:
-    """One side of a cell: its requests, the failed ones and the legacy suspects (apart)."""
+    """One side of a cell: its requests, the failed ones and the suspects (apart)."""
 
     requests: int
     errors: int

@@ -5,8 +5,9 @@ both end in the same accumulators and read the same ``LeaderRow``s, so a figure 
 the same figure in a report are one computation.
 
 Rows a legacy script recorded with 0 output tokens and no error (its silent HTTP failures) are
-imported as ``status="error"``, ``error_kind="suspect"``: they are counted in ``suspect``, apart
-from real errors, and never averaged as zero scores.
+imported as ``status="error"``, ``error_kind="suspect"``, and the client records a token count
+its stream contradicts so too: they are counted in ``suspect``, apart from real errors, and never
+averaged as zero scores.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class LeaderRow:
     requests: int
     ok: int
     incomplete: int
-    errors: int  # failed requests, legacy suspects not included
+    errors: int  # failed requests, suspects not included
     suspect: int  # rows a legacy script recorded as 0 tokens without an error
     quality: Mapping[str, StatsSummary]  # score name -> mean with its Wilson interval
     # Score name -> the distinct prompts scored: repeats of one prompt are not independent

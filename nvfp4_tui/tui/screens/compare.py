@@ -223,7 +223,7 @@ def _notes(c: Comparison) -> list[Content]:
                 f": higher quality and {speed_name}, lower TTFT, are better."
                 " n: requests in A / in B."
                 + (
-                    " errors: A → B (+ legacy suspects A → B)."
+                    " errors: A → B (+ suspects A → B)."
                     if _any_failures(c)
                     else " No request failed in either run."
                 ),

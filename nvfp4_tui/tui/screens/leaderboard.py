@@ -19,6 +19,7 @@ from textual_plotext.plot import Plot
 from nvfp4_tui.core.figures.board import (
     ROUTE_MIN_PROMPTS,
     Board,
+    pareto_axes,
     pareto_points,
     quality_table,
     route_by_task,
@@ -352,6 +353,7 @@ class LeaderboardScreen(StateScreen):
 
     def _show_pareto(self, board: Board, labels: dict[str, str], score_name: str) -> None:
         points = pareto_points(board, score_name)
+        axes = pareto_axes(points)
         order = list(board.endpoint_ids)
         frontier = sorted((p for p in points if p.on_frontier), key=lambda p: p.speed_tps)
         chart = self.query_one("#chart-pareto", Chart)
@@ -374,13 +376,9 @@ class LeaderboardScreen(StateScreen):
             for p in points:
                 color = series_rgb(order.index(p.endpoint_id))
                 plt.scatter([p.speed_tps], [p.quality], marker="●", color=color)
-            if points:
-                speeds = [p.speed_tps for p in points]
-                qualities = [p.quality for p in points]
-                pad_x = max(1.0, (max(speeds) - min(speeds)) * 0.08)
-                pad_y = max(0.01, (max(qualities) - min(qualities)) * 0.15)
-                plt.xlim(min(speeds) - pad_x, max(speeds) + pad_x)
-                plt.ylim(min(qualities) - pad_y, max(qualities) + pad_y)
+            if axes is not None:
+                plt.xlim(*axes.speed_tps)
+                plt.ylim(*axes.quality)
             plt.xlabel("decode tok/s")
 
         chart.draw((score_name, tuple(points)), paint)
