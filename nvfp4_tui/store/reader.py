@@ -15,11 +15,12 @@ an older snapshot), nothing in it changed for ``WRITER_SILENT_S``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import polars as pl
 
@@ -32,6 +33,7 @@ from nvfp4_tui.store.manifest import (
     new_run_id,
     read_manifest,
 )
+from nvfp4_tui.store.outside_files import UnsafeFile, open_regular
 from nvfp4_tui.store.schema import (
     EVENTS_TABLE,
     ROW_TABLES,
@@ -59,6 +61,8 @@ _PROBLEM_MAX_CHARS = 160
 WRITER_SILENT_S = 300.0
 # A retry follows a part that compaction removed; after it the compacted file is in place.
 _TABLE_READ_ATTEMPTS = 3
+# What decoding an event's JSON raises when it is not one (RecursionError: nested too deeply).
+_NOT_AN_EVENT = (ValueError, TypeError, KeyError, RecursionError)
 
 
 class _Vanished(Exception):
@@ -66,13 +70,19 @@ class _Vanished(Exception):
 
 
 def _read_file(path: Path, table: str) -> pl.DataFrame | str:
-    """The file's rows in the table's schema, or why it cannot be read; _Vanished if it is gone."""
+    """The file's rows in the table's schema, or why it cannot be read; _Vanished if it is gone.
+
+    Only a regular file is read: a FIFO or a device in its place would never end.
+    """
     try:
-        if path.stat().st_size == 0:
-            return "empty file (0 bytes)"
-        frame = pl.read_parquet(path)
+        with open_regular(path) as file:
+            if os.fstat(file.fileno()).st_size == 0:
+                return "empty file (0 bytes)"
+            frame = pl.read_parquet(file)
     except FileNotFoundError:
         raise _Vanished(str(path)) from None
+    except UnsafeFile as exc:
+        return str(exc)
     # A corrupt page can make polars panic; PanicException is not an Exception subclass.
     except (Exception, pl.exceptions.PanicException) as exc:
         text = error_text(exc)
@@ -121,14 +131,16 @@ def _read_all_at_once(parts: list[Path], table: str) -> pl.DataFrame | None:
     """
     if not parts:
         return None
-    try:
-        if any(part.stat().st_size == 0 for part in parts):
+    with contextlib.ExitStack() as opened:
+        try:
+            files: list[IO[bytes]] = [opened.enter_context(open_regular(p)) for p in parts]
+            if any(os.fstat(file.fileno()).st_size == 0 for file in files):
+                return None
+            frame = pl.read_parquet(files)
+        except FileNotFoundError:
+            raise _Vanished(str(parts[0].parent)) from None
+        except (Exception, pl.exceptions.PanicException):
             return None
-        frame = pl.read_parquet(parts)
-    except FileNotFoundError:
-        raise _Vanished(str(parts[0].parent)) from None
-    except (Exception, pl.exceptions.PanicException):
-        return None
     frame = upgrade_frame(table, frame)
     if schema_problem(table, frame) is not None:
         return None
@@ -201,14 +213,14 @@ def _decoded(directory: Path, table: str, frame: pl.DataFrame, warnings: list[st
     """The frame's events; an ``events`` row whose JSON is not an event is skipped, named."""
     try:
         return frame_to_events(table, frame)
-    except (ValueError, TypeError, KeyError):
+    except _NOT_AN_EVENT:
         if table != EVENTS_TABLE:
             raise
     events: list[Event] = []
     for index, text in enumerate(frame.get_column("json")):
         try:
             events.append(decode(text))
-        except (ValueError, TypeError, KeyError) as exc:
+        except _NOT_AN_EVENT as exc:
             problem = error_text(exc)[:_PROBLEM_MAX_CHARS]
             warnings.append(f"skipped {directory / table} row {index}: not an event ({problem})")
     return events
