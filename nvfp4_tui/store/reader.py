@@ -33,7 +33,7 @@ from nvfp4_tui.store.manifest import (
     new_run_id,
     read_manifest,
 )
-from nvfp4_tui.store.outside_files import UnsafeFile, open_regular
+from nvfp4_tui.store.outside_files import UnsafeFile, open_regular, read_bounded
 from nvfp4_tui.store.schema import (
     EVENTS_TABLE,
     ROW_TABLES,
@@ -42,9 +42,16 @@ from nvfp4_tui.store.schema import (
     empty_frame,
     frame_to_events,
     schema_problem,
+    table_for,
     upgrade_frame,
 )
-from nvfp4_tui.store.writer import compacted_name, list_parts
+from nvfp4_tui.store.writer import (
+    compacted_name,
+    fitting_frame,
+    journal_part_name,
+    list_parts,
+    parts_and_journals,
+)
 
 __all__ = [
     "Snapshot",
@@ -63,6 +70,8 @@ WRITER_SILENT_S = 300.0
 _TABLE_READ_ATTEMPTS = 3
 # What decoding an event's JSON raises when it is not one (RecursionError: nested too deeply).
 _NOT_AN_EVENT = (ValueError, TypeError, KeyError, RecursionError)
+# A journal holds one part's events (``writer.PART_MAX_BYTES``), or one larger event.
+JOURNAL_MAX_BYTES = 1024 * 1024 * 1024
 
 
 class _Vanished(Exception):
@@ -103,13 +112,19 @@ def _skipped(path: Path, problem: str) -> str:
 def _read_table_once(directory: Path, table: str, warnings: list[str]) -> pl.DataFrame:
     # Parts are listed before the compacted file is looked for: the writer deletes parts only
     # after the compacted file exists, so when it is absent here the listing was complete.
-    parts = list_parts(directory / table)
+    parts, journals = parts_and_journals(directory / table)
     compacted = directory / compacted_name(table)
     if compacted.exists():
         result = _read_file(compacted, table)
         if isinstance(result, pl.DataFrame):
             return result
         warnings.append(_skipped(compacted, f"{result}; reading its parts instead"))
+    frames = [_read_parts(parts, table, warnings)]
+    frames.extend(_read_journal(journal, table, warnings) for journal in journals)
+    return pl.concat(frames)
+
+
+def _read_parts(parts: list[Path], table: str, warnings: list[str]) -> pl.DataFrame:
     together = _read_all_at_once(parts, table)
     if together is not None:
         return together
@@ -121,6 +136,41 @@ def _read_table_once(directory: Path, table: str, warnings: list[str]) -> pl.Dat
         else:
             warnings.append(_skipped(part, result))
     return pl.concat(frames) if frames else empty_frame(table)
+
+
+def _read_journal(path: Path, table: str, warnings: list[str]) -> pl.DataFrame:
+    """The rows of a journal whose part was never written (its writer died first).
+
+    A last line without its newline is an event the writer was still appending when it died:
+    never recorded, so dropped without a word. Any other line that is not one of the table's
+    events is skipped with a warning naming the file and line. _Vanished if the journal is gone
+    (its part was written meanwhile).
+    """
+    try:
+        data = read_bounded(path, JOURNAL_MAX_BYTES)
+    except FileNotFoundError:
+        raise _Vanished(str(path)) from None
+    except OSError as exc:
+        warnings.append(_skipped(path, error_text(exc)))
+        return empty_frame(table)
+    lines = data.split(b"\n")[:-1]
+    events: list[Event] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            event = decode(line)
+            belongs = table_for(event) == table
+        except _NOT_AN_EVENT as exc:
+            problem = f"not an event ({error_text(exc)[:_PROBLEM_MAX_CHARS]})"
+            warnings.append(f"skipped {path} line {number}: {problem}")
+            continue
+        if not belongs:
+            warnings.append(f"skipped {path} line {number}: a {type(event).__name__}, not a row")
+            continue
+        events.append(event)
+    _, frame, rejected = fitting_frame(table, events)
+    if rejected is not None:
+        warnings.append(_skipped(path, str(rejected)))
+    return frame
 
 
 def _read_all_at_once(parts: list[Path], table: str) -> pl.DataFrame | None:
@@ -405,9 +455,28 @@ class SnapshotTail:
         # read before the tables means this poll sees every row.
         manifest = read_manifest(self.path)
         batches = [self._poll_table(table) for table in TABLES]
+        if manifest["status"] == "running" and writer_gone(self.path, manifest):
+            # Its last rows are only in journals, and no flush will ever write them as parts.
+            batches.extend(self._poll_journals(table) for table in TABLES)
         self.manifest = manifest
         self._finished = manifest["status"] != "running"
         return _sorted_by_t(batches)
+
+    def _poll_journals(self, table: str) -> list[Event]:
+        _, journals = parts_and_journals(self.path / table)
+        fresh: list[Event] = []
+        for journal in journals:
+            part = journal_part_name(journal)
+            if part in self._parts_seen[table]:
+                continue
+            try:
+                frame = _read_journal(journal, table, self.warnings)
+            except _Vanished:
+                continue  # its part was written after all: the next poll reads it
+            self._parts_seen[table].add(part)
+            self._rows_seen[table] += frame.height
+            fresh.extend(_decoded(self.path, table, frame, self.warnings))
+        return fresh
 
     def _poll_table(self, table: str) -> list[Event]:
         if table in self._compacted_done:
