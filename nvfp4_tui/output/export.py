@@ -65,9 +65,14 @@ def export_snapshot(snapshot_path: Path, fmt: str, out: Path) -> list[Path]:
     ``out`` is a directory for ``parquet`` and ``csv``, a file for ``json`` and ``markdown``.
     Raises SnapshotError (one line) when the snapshot cannot be read or ``out`` written.
     """
+    return write_export(open_snapshot(snapshot_path), fmt, out)
+
+
+def write_export(snapshot: Snapshot, fmt: str, out: Path) -> list[Path]:
+    """Export an open snapshot (what of it could be read: see its ``warnings``), as
+    ``export_snapshot`` does."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"export format must be one of {list(EXPORT_FORMATS)}, got {fmt!r}")
-    snapshot = open_snapshot(snapshot_path)
     out = Path(out)
     if fmt in ("parquet", "csv"):
         return _table_files(snapshot, out, fmt)
