@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-from nvfp4_tui.store.manifest import read_manifest, write_manifest
+import pytest
+
+from nvfp4_tui.store import writer as writer_module
+from nvfp4_tui.store.manifest import SnapshotError, read_manifest, write_manifest
 from nvfp4_tui.store.reader import SnapshotTail, open_snapshot
-from nvfp4_tui.store.writer import PART_MAX_BYTES, SnapshotWriter, list_parts
+from nvfp4_tui.store.writer import PART_MAX_BYTES, PartWriteError, SnapshotWriter, list_parts
 from tests.store.helpers import one_of_each, request_event
 
 
@@ -83,3 +88,26 @@ def test_a_follower_takes_the_journals_of_a_writer_that_died(tmp_path: Path) -> 
     dead_writer(writer)
     assert [e.request_index for e in tail.poll()] == [1]  # type: ignore[attr-defined]
     assert tail.poll() == [] and tail.warnings == []
+
+
+def test_a_journal_that_cannot_be_written_is_said_once_and_parts_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = opened(tmp_path)
+    real_write = os.write
+
+    def full_disk(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(writer_module.os, "write", full_disk)
+    writer.add(request_event(0))
+    monkeypatch.setattr(writer_module.os, "write", real_write)
+    writer.add(request_event(1))  # journaling stays off: the flush says so
+    with pytest.raises(SnapshotError, match=r"journal-000000\.jsonl: \[Errno 28\] No space") as e:
+        writer.flush()
+    assert not isinstance(e.value, PartWriteError)  # a run goes on: its parts are written
+    assert writer.buffered_events == 0
+    writer.add(request_event(2))
+    assert not list((writer.path / "requests").glob("journal-*"))
+    writer.flush()  # said once
+    assert open_snapshot(writer.path).requests()["request_index"].to_list() == [0, 1, 2]
