@@ -322,6 +322,10 @@ class SnapshotWriter:
             raise RuntimeError(f"snapshot writer for {self.path} is not open")
         with self._flush_lock:
             self._flush_locked()
+            with self._buffers_lock:
+                journal_failure, self._journal_failure = self._journal_failure, None
+        if journal_failure is not None:  # close() drops it: its parts are all written
+            raise journal_failure
 
     def _flush_locked(self) -> None:
         with self._buffers_lock:
@@ -329,7 +333,6 @@ class SnapshotWriter:
                 self._seal(segment)
             pending, self._sealed = self._sealed, []
             self._writing = sum(len(segment.events) for segment in pending)
-            journal_failure, self._journal_failure = self._journal_failure, None
         failures: list[SnapshotError] = []
         held: list[_Segment] = []  # a table's parts are written in order: after a failure, none
         for segment in pending:
@@ -358,8 +361,6 @@ class SnapshotWriter:
         with self._buffers_lock:
             self._sealed[:0] = held
             self._writing -= sum(len(segment.events) for segment in held)
-        if journal_failure is not None:
-            failures.append(journal_failure)
         if failures:
             raise next((f for f in failures if isinstance(f, PartWriteError)), failures[0])
 

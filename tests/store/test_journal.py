@@ -111,3 +111,17 @@ def test_a_journal_that_cannot_be_written_is_said_once_and_parts_go_on(
     assert not list((writer.path / "requests").glob("journal-*"))
     writer.flush()  # said once
     assert open_snapshot(writer.path).requests()["request_index"].to_list() == [0, 1, 2]
+
+
+def test_a_journal_failure_does_not_stop_close(tmp_path: Path, monkeypatch) -> None:
+    writer = opened(tmp_path)
+
+    def full_disk(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(writer_module.os, "write", full_disk)
+        writer.add(request_event(0))
+    writer.close("complete")  # every part written and compacted: the journal no longer matters
+    snapshot = open_snapshot(writer.path)
+    assert snapshot.status == "complete" and snapshot.requests().height == 1
