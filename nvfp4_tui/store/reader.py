@@ -3,9 +3,11 @@
 Both layouts are read: a table's compacted ``<table>.parquet`` and its ``<table>/part-*.parquet``.
 When both exist (a crash or a read in the middle of compaction), the compacted file wins and the
 parts are ignored: the writer writes it from every part, atomically, before deleting any part. A
-compacted file that cannot be read falls back to the parts. A file that cannot be read (truncated,
-empty, wrong columns) is skipped with a one-line warning naming it; dot-named temporary files are
-never read.
+compacted file that cannot be read falls back to the parts. A journal whose part was never
+written (its writer died between two flushes) is read in that part's place; a follower reads
+journals only once the writer is gone. A file that cannot be read (truncated, empty, wrong
+columns, not a regular file) is skipped with a one-line warning naming it; dot-named temporary
+files are never read.
 
 A snapshot whose manifest still says ``running`` may be a run in progress or one whose writer
 died (SIGKILL, a crash, a power cut). ``writer_gone`` tells them apart: the writer's pid, recorded
