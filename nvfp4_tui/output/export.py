@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.output.report import leaderboard_json, render_snapshot, report_tables, snapshot_board
 from nvfp4_tui.store.manifest import SnapshotError, error_text, write_atomic
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
@@ -51,6 +52,8 @@ def report_document(snapshot: Snapshot) -> dict[str, Any]:
     return {
         "run_id": snapshot.run_id,
         "status": snapshot.status,
+        # What could not be read: the figures leave its rows out (empty when all was read).
+        "skipped": [one_line(warning) for warning in snapshot.warnings],
         "leaderboard": leaderboard_json(snapshot_board(snapshot)),
         "tables": [
             {"title": title, "headers": headers, "rows": rows}

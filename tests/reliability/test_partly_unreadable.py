@@ -7,6 +7,7 @@ run had been empty.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from nvfp4_tui.cli import main as cli_main
 from nvfp4_tui.core import exit_codes
+from nvfp4_tui.output.report import render_snapshot
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.writer import SnapshotWriter, list_parts
 from tests.replay.builders import timeline_run
@@ -100,3 +102,22 @@ def test_empty_or_foreign_table_files_exit_4_too(
     damage(directory)
     assert cli_main(["report", str(directory)]) == exit_codes.DAMAGED
     assert "read only in part: 1 file(s)" in capsys.readouterr().err
+
+
+def test_what_was_read_in_part_says_so_in_the_report_and_the_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = recorded(tmp_path, "damaged")
+    truncate(directory / "requests.parquet")
+    assert cli_main(["report", str(directory)]) == exit_codes.DAMAGED
+    assert capsys.readouterr().out.startswith("Read in part: 1 file(s) or row(s)")
+    markdown, document = tmp_path / "report.md", tmp_path / "report.json"
+    assert cli_main(["export", str(directory), "--format", "markdown", "--out", str(markdown)]) == 4
+    assert "Read in part: 1 file(s)" in markdown.read_text()
+    assert cli_main(["export", str(directory), "--format", "json", "--out", str(document)]) == 4
+    skipped = json.loads(document.read_text())["skipped"]
+    assert len(skipped) == 1 and str(directory / "requests.parquet") in skipped[0]
+    good = recorded(tmp_path, "good")
+    assert cli_main(["export", str(good), "--format", "json", "--out", str(document)]) == 0
+    assert json.loads(document.read_text())["skipped"] == []
+    assert "Read in part" not in render_snapshot(open_snapshot(good))
