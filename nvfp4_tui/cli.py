@@ -279,7 +279,7 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
     follow.add_argument(
         "--headless",
         action="store_true",
-        help="no UI: progress lines, then the summary; exit 0 complete, 1 aborted",
+        help="no UI: progress lines, then the summary; exit 0 complete, 1 aborted, 4 read in part",
     )
     follow.add_argument(
         "--json",
@@ -361,6 +361,22 @@ def _snapshot_errors_are_usage(action: Callable[[], int]) -> int:
         raise UsageError(str(e)) from None
 
 
+def _said_unreadable(path: Path, warnings: Sequence[str]) -> int:
+    """Print each file or row of the snapshot at ``path`` that could not be read, and what that
+    means, on stderr; DAMAGED when there was one, else OK."""
+    skipped = list(dict.fromkeys(warnings))  # a follow and its final read name a part alike
+    for warning in skipped:
+        print(f"warning: {outside_line(warning)}", file=sys.stderr)
+    if not skipped:
+        return exit_codes.OK
+    print(
+        f"nvfp4-tui: {outside_line(str(path))} was read only in part: {len(skipped)} file(s) or "
+        f"row(s) skipped, named above; the output leaves them out (exit {exit_codes.DAMAGED})",
+        file=sys.stderr,
+    )
+    return exit_codes.DAMAGED
+
+
 def _run_source_ui(source, title: str) -> int:
     from nvfp4_tui.launch.ui import run_source_ui
 
@@ -375,17 +391,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
         snapshot = open_snapshot(args.snapshot)
         if args.headless:
-            # The snapshot may be someone else's: what it says reaches the terminal as text.
-            for warning in snapshot.warnings:
-                print(f"warning: {outside_line(warning)}", file=sys.stderr)
             print(render_snapshot(snapshot, "text"))
             print(
                 outside_line(
                     f"{snapshot.event_count} events; run {snapshot.status_label}; "
                     f"snapshot: {snapshot.path}"
-                )
+                ),
+                flush=True,
             )
-            return 0
+            return _said_unreadable(snapshot.path, snapshot.warnings)
         # The monitor prints the snapshot's warnings when it exits, where they stay in view.
         source = ReplaySource(snapshot, speed=args.speed)
         return _run_source_ui(source, f"replay {snapshot.run_id}")
@@ -422,9 +436,10 @@ def cmd_follow(args: argparse.Namespace) -> int:
     def follow() -> int:
         import asyncio
 
-        from nvfp4_tui.output.report import render
+        from nvfp4_tui.output.report import render_snapshot
         from nvfp4_tui.sources.follow import FollowSource, find_newest_running
         from nvfp4_tui.store.manifest import read_manifest
+        from nvfp4_tui.store.reader import open_snapshot
 
         path = args.snapshot or find_newest_running(args.root)
         if path is None:
@@ -439,9 +454,12 @@ def cmd_follow(args: argparse.Namespace) -> int:
         following = f"following {path} (run {manifest['status']})"
         print(outside_line(following), file=human, flush=True)
         asyncio.run(_follow_headless(source, args.json))
+        snapshot = open_snapshot(path)
         if not args.json:
-            print(render(path, detail=False))
-        print(outside_line(f"run {source.run_status}; snapshot: {path}"), file=human)
+            print(render_snapshot(snapshot, detail=False))
+        print(outside_line(f"run {source.run_status}; snapshot: {path}"), file=human, flush=True)
+        if _said_unreadable(path, [*source.warnings, *snapshot.warnings]):
+            return exit_codes.DAMAGED
         return exit_codes.OK if source.run_status == "complete" else exit_codes.FAILED
 
     return _snapshot_errors_are_usage(follow)
@@ -459,11 +477,13 @@ def _figures_extra(action: Callable[[], int]) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     def export() -> int:
-        from nvfp4_tui.output.export import export_snapshot
+        from nvfp4_tui.output.export import write_export
+        from nvfp4_tui.store.reader import open_snapshot
 
-        for path in export_snapshot(args.snapshot, args.format, args.out):
-            print(path)
-        return 0
+        snapshot = open_snapshot(args.snapshot)
+        for path in write_export(snapshot, args.format, args.out):
+            print(path, flush=True)
+        return _said_unreadable(snapshot.path, snapshot.warnings)
 
     def figures() -> int:
         from nvfp4_tui.core.figures.plot_data import Omitted
@@ -488,10 +508,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError("--figures goes with --format markdown (html carries its figures inside)")
 
     def report() -> int:
-        from nvfp4_tui.output.report import render
+        from nvfp4_tui.output.report import render_snapshot
+        from nvfp4_tui.store.reader import open_snapshot
 
-        print(render(args.snapshot, args.format))
-        return 0
+        snapshot = open_snapshot(args.snapshot)
+        print(render_snapshot(snapshot, args.format), flush=True)
+        return _said_unreadable(snapshot.path, snapshot.warnings)
 
     def writeup() -> int:
         from nvfp4_tui.output.writeup import render_writeup
@@ -541,9 +563,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if args.ui:
             from nvfp4_tui.launch.ui import run_compare_ui
 
-            return run_compare_ui(comparison)
-        print(render_comparison(comparison, args.format))
-        return 0
+            code = run_compare_ui(comparison)
+        else:
+            print(render_comparison(comparison, args.format), flush=True)
+            code = exit_codes.OK
+        damaged = [_said_unreadable(run.path, run.warnings) for run in (a, b)]
+        return exit_codes.DAMAGED if exit_codes.DAMAGED in damaged else code
 
     return _snapshot_errors_are_usage(compare)
 

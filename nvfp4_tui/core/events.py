@@ -334,9 +334,16 @@ EVENT_TYPES: dict[str, type] = {
 }
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in fields(cls)) for cls in EVENT_TYPES.values()
+}
+
+
 def to_dict(event: Event) -> dict[str, Any]:
     """The event's fields as plain JSON-ready values, plus its ``type`` name."""
-    body = asdict(event)
+    body = {name: getattr(event, name) for name in _FIELD_NAMES[type(event)]}
+    if any(isinstance(value, (tuple, list, dict)) for value in body.values()):
+        body = asdict(event)  # nested records (RunStarted's): asdict copies them deeply
     body["type"] = type(event).__name__
     return body
 

@@ -11,6 +11,10 @@ USAGE = 2
 # A run ended on its own with every endpoint down (refusing, not serving the model, or given up
 # on after an outage): no endpoint ran its plan, so a script must not read success.
 ALL_DOWN = 3
+# A snapshot read only in part (`report`, `export`, `compare`, `replay`, `follow`): a part, a
+# compacted table, a journal or an events row could not be read. The output covers the rest;
+# stderr names each file or row skipped, so nothing recorded is silently left out.
+DAMAGED = 4
 # A headless run (or the UI's worker) stopped before its plan ended: Ctrl-C, SIGTERM, SIGHUP, the
 # UI's stop, a snapshot that could no longer be written.
 STOPPED = 130

@@ -67,13 +67,15 @@ def _show(source: EventSource, title: str | None = None) -> FleetApp:
 
 def run_source_ui(source: EventSource, title: str) -> int:
     """Show a followed run or a replay until the user quits; 0, or 1 when the source failed or
-    a run the source ends with was aborted (as ``follow --headless`` does). Never stops a
-    followed run."""
+    a run the source ends with was aborted (as ``follow --headless`` does), or DAMAGED when
+    part of the snapshot could not be read. Never stops a followed run."""
     app = _show(source, title)
     if app.source_error:
         return 1
     if source.snapshot_path is not None:
         print(f"snapshot: {source.snapshot_path}")
+    if source.warnings:  # printed above: what of the snapshot the monitor could not read
+        return exit_codes.DAMAGED
     if source.capabilities.ends_with_run and app.end_status == "aborted":
         print("the followed run was aborted", file=sys.stderr)
         return 1

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from nvfp4_tui.core.outside_text import outside_text
+from nvfp4_tui.core.outside_text import outside_line, outside_text
 from nvfp4_tui.output.report import leaderboard_json, render_snapshot, report_tables, snapshot_board
 from nvfp4_tui.store.manifest import SnapshotError, error_text, write_atomic
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
@@ -66,6 +66,8 @@ def report_document(snapshot: Snapshot) -> dict[str, Any]:
     return {
         "run_id": snapshot.run_id,
         "status": snapshot.status,
+        # What could not be read: the figures leave its rows out (empty when all was read).
+        "skipped": [outside_line(warning) for warning in snapshot.warnings],
         "leaderboard": leaderboard_json(snapshot_board(snapshot)),
         "tables": [
             {"title": title, "headers": headers, "rows": rows}
@@ -80,9 +82,14 @@ def export_snapshot(snapshot_path: Path, fmt: str, out: Path) -> list[Path]:
     ``out`` is a directory for ``parquet`` and ``csv``, a file for ``json`` and ``markdown``.
     Raises SnapshotError (one line) when the snapshot cannot be read or ``out`` written.
     """
+    return write_export(open_snapshot(snapshot_path), fmt, out)
+
+
+def write_export(snapshot: Snapshot, fmt: str, out: Path) -> list[Path]:
+    """Export an open snapshot (what of it could be read: see its ``warnings``), as
+    ``export_snapshot`` does."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"export format must be one of {list(EXPORT_FORMATS)}, got {fmt!r}")
-    snapshot = open_snapshot(snapshot_path)
     out = Path(out)
     if fmt in ("parquet", "csv"):
         return _table_files(snapshot, out, fmt)

@@ -594,6 +594,14 @@ def leaderboard_json(board: Board, score_name: str | None = None) -> list[dict]:
     return [row.json(score) for row in board.rows]
 
 
+def read_in_part_note(snapshot: Snapshot) -> str:
+    """The line that heads a report of a snapshot read only in part: its figures leave out rows."""
+    return (
+        f"Read in part: {len(snapshot.warnings)} file(s) or row(s) of this snapshot could not be "
+        "read, and every figure below leaves their rows out (`nvfp4-tui report` names them)."
+    )
+
+
 def render_snapshot(
     snapshot: Snapshot, fmt: str = "text", *, detail: bool = True, score_name: str | None = None
 ) -> str:
@@ -605,7 +613,8 @@ def render_snapshot(
         rows = leaderboard_json(board, score_name)
         return json.dumps([*rows, *load_json_rows(snapshot.report_events())], indent=1)
     markdown = fmt == "markdown"
-    parts = [
+    parts = [] if not snapshot.warnings else [read_in_part_note(snapshot)]
+    parts += [
         format_table(headers, body, title=title, markdown=markdown)
         for title, headers, body in report_tables(snapshot, detail=detail, score_name=score_name)
     ]

@@ -48,7 +48,8 @@ from nvfp4_tui.core.events import (
     RunFinished,
     RunStarted,
 )
-from nvfp4_tui.store.manifest import write_manifest
+from nvfp4_tui.store.manifest import error_text, write_manifest
+from nvfp4_tui.store.outside_files import parse_json, read_bounded
 from nvfp4_tui.store.writer import SnapshotWriter
 
 SUSPECT_MESSAGE = (
@@ -303,26 +304,14 @@ def _result(reader: _Reader, row: Any, where: str, known: set[str]) -> LegacyRes
 def read_legacy(path: Path) -> LegacyRun:
     """Read and validate a legacy file; LegacyError (one line) if it cannot be imported."""
     source = str(path)
-    too_big = f"{source}: more than {FILE_MAX_BYTES:,} bytes; no legacy file is that large"
     try:
-        if Path(path).stat().st_size > FILE_MAX_BYTES:
-            raise LegacyError(too_big)
-        with open(path, "rb") as legacy_file:  # bounded: a pipe or a device has no size
-            data = legacy_file.read(FILE_MAX_BYTES + 1)
-        if len(data) > FILE_MAX_BYTES:
-            raise LegacyError(too_big)
-        text = data.decode("utf-8")
-        del data
+        text = read_bounded(path, FILE_MAX_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise LegacyError(f"{source}: cannot read ({exc.__class__.__name__}: {exc})") from None
+        raise LegacyError(f"{source}: cannot read ({error_text(exc)})") from None
     try:
-        body = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LegacyError(
-            f"{source}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        ) from None
-    except RecursionError:
-        raise LegacyError(f"{source}: not a legacy file (JSON nested too deeply)") from None
+        body = parse_json(text)
+    except ValueError as exc:
+        raise LegacyError(f"{source}: {exc}; expected the seed script's benchmark JSON") from None
     return parse_legacy(body, source)
 
 

@@ -20,6 +20,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from nvfp4_tui.store.outside_files import read_json_file
+
 SCHEMA_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 RUN_STATUSES = ("running", "complete", "aborted")
@@ -124,17 +126,13 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST_NAME
     expected = "expected a JSON object written by nvfp4-tui"
     try:
-        text = path.read_text(encoding="utf-8")
+        body = read_json_file(path)
     except FileNotFoundError:
         raise SnapshotError(f"{path}: missing; {directory} is not a snapshot directory") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SnapshotError(f"{path}: cannot read ({error_text(exc)}); {expected}") from None
-    try:
-        body = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SnapshotError(
-            f"{path}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); {expected}"
-        ) from None
+    except ValueError as exc:
+        raise SnapshotError(f"{path}: {exc}; {expected}") from None
     if not isinstance(body, dict):
         raise SnapshotError(f"{path}: {type(body).__name__} at top level; {expected}")
     version = body.get("schema_version")

@@ -3,9 +3,11 @@
 Both layouts are read: a table's compacted ``<table>.parquet`` and its ``<table>/part-*.parquet``.
 When both exist (a crash or a read in the middle of compaction), the compacted file wins and the
 parts are ignored: the writer writes it from every part, atomically, before deleting any part. A
-compacted file that cannot be read falls back to the parts. A file that cannot be read (truncated,
-empty, wrong columns) is skipped with a one-line warning naming it; dot-named temporary files are
-never read.
+compacted file that cannot be read falls back to the parts. A journal whose part was never
+written (its writer died between two flushes) is read in that part's place; a follower reads
+journals only once the writer is gone. A file that cannot be read (truncated, empty, wrong
+columns, not a regular file) is skipped with a one-line warning naming it; dot-named temporary
+files are never read.
 
 A snapshot whose manifest still says ``running`` may be a run in progress or one whose writer
 died (SIGKILL, a crash, a power cut). ``writer_gone`` tells them apart: the writer's pid, recorded
@@ -15,11 +17,12 @@ an older snapshot), nothing in it changed for ``WRITER_SILENT_S``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import polars as pl
 
@@ -32,6 +35,7 @@ from nvfp4_tui.store.manifest import (
     new_run_id,
     read_manifest,
 )
+from nvfp4_tui.store.outside_files import UnsafeFile, open_regular, read_bounded
 from nvfp4_tui.store.schema import (
     EVENTS_TABLE,
     ROW_TABLES,
@@ -40,9 +44,16 @@ from nvfp4_tui.store.schema import (
     empty_frame,
     frame_to_events,
     schema_problem,
+    table_for,
     upgrade_frame,
 )
-from nvfp4_tui.store.writer import compacted_name, list_parts
+from nvfp4_tui.store.writer import (
+    compacted_name,
+    fitting_frame,
+    journal_part_name,
+    list_parts,
+    parts_and_journals,
+)
 
 __all__ = [
     "Snapshot",
@@ -59,6 +70,10 @@ _PROBLEM_MAX_CHARS = 160
 WRITER_SILENT_S = 300.0
 # A retry follows a part that compaction removed; after it the compacted file is in place.
 _TABLE_READ_ATTEMPTS = 3
+# What decoding an event's JSON raises when it is not one (RecursionError: nested too deeply).
+_NOT_AN_EVENT = (ValueError, TypeError, KeyError, RecursionError)
+# A journal holds one part's events (``writer.PART_MAX_BYTES``), or one larger event.
+JOURNAL_MAX_BYTES = 1024 * 1024 * 1024
 
 
 class _Vanished(Exception):
@@ -66,13 +81,19 @@ class _Vanished(Exception):
 
 
 def _read_file(path: Path, table: str) -> pl.DataFrame | str:
-    """The file's rows in the table's schema, or why it cannot be read; _Vanished if it is gone."""
+    """The file's rows in the table's schema, or why it cannot be read; _Vanished if it is gone.
+
+    Only a regular file is read: a FIFO or a device in its place would never end.
+    """
     try:
-        if path.stat().st_size == 0:
-            return "empty file (0 bytes)"
-        frame = pl.read_parquet(path)
+        with open_regular(path) as file:
+            if os.fstat(file.fileno()).st_size == 0:
+                return "empty file (0 bytes)"
+            frame = pl.read_parquet(file)
     except FileNotFoundError:
         raise _Vanished(str(path)) from None
+    except UnsafeFile as exc:
+        return str(exc)
     # A corrupt page can make polars panic; PanicException is not an Exception subclass.
     except (Exception, pl.exceptions.PanicException) as exc:
         text = error_text(exc)
@@ -93,13 +114,19 @@ def _skipped(path: Path, problem: str) -> str:
 def _read_table_once(directory: Path, table: str, warnings: list[str]) -> pl.DataFrame:
     # Parts are listed before the compacted file is looked for: the writer deletes parts only
     # after the compacted file exists, so when it is absent here the listing was complete.
-    parts = list_parts(directory / table)
+    parts, journals = parts_and_journals(directory / table)
     compacted = directory / compacted_name(table)
     if compacted.exists():
         result = _read_file(compacted, table)
         if isinstance(result, pl.DataFrame):
             return result
         warnings.append(_skipped(compacted, f"{result}; reading its parts instead"))
+    frames = [_read_parts(parts, table, warnings)]
+    frames.extend(_read_journal(journal, table, warnings) for journal in journals)
+    return pl.concat(frames)
+
+
+def _read_parts(parts: list[Path], table: str, warnings: list[str]) -> pl.DataFrame:
     together = _read_all_at_once(parts, table)
     if together is not None:
         return together
@@ -113,6 +140,41 @@ def _read_table_once(directory: Path, table: str, warnings: list[str]) -> pl.Dat
     return pl.concat(frames) if frames else empty_frame(table)
 
 
+def _read_journal(path: Path, table: str, warnings: list[str]) -> pl.DataFrame:
+    """The rows of a journal whose part was never written (its writer died first).
+
+    A last line without its newline is an event the writer was still appending when it died:
+    never recorded, so dropped without a word. Any other line that is not one of the table's
+    events is skipped with a warning naming the file and line. _Vanished if the journal is gone
+    (its part was written meanwhile).
+    """
+    try:
+        data = read_bounded(path, JOURNAL_MAX_BYTES)
+    except FileNotFoundError:
+        raise _Vanished(str(path)) from None
+    except OSError as exc:
+        warnings.append(_skipped(path, error_text(exc)))
+        return empty_frame(table)
+    lines = data.split(b"\n")[:-1]
+    events: list[Event] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            event = decode(line)
+            belongs = table_for(event) == table
+        except _NOT_AN_EVENT as exc:
+            problem = f"not an event ({error_text(exc)[:_PROBLEM_MAX_CHARS]})"
+            warnings.append(f"skipped {path} line {number}: {problem}")
+            continue
+        if not belongs:
+            warnings.append(f"skipped {path} line {number}: a {type(event).__name__}, not a row")
+            continue
+        events.append(event)
+    _, frame, rejected = fitting_frame(table, events)
+    if rejected is not None:
+        warnings.append(_skipped(path, str(rejected)))
+    return frame
+
+
 def _read_all_at_once(parts: list[Path], table: str) -> pl.DataFrame | None:
     """All parts in one read, several times faster than one by one; None if any part is bad.
 
@@ -121,14 +183,16 @@ def _read_all_at_once(parts: list[Path], table: str) -> pl.DataFrame | None:
     """
     if not parts:
         return None
-    try:
-        if any(part.stat().st_size == 0 for part in parts):
+    with contextlib.ExitStack() as opened:
+        try:
+            files: list[IO[bytes]] = [opened.enter_context(open_regular(p)) for p in parts]
+            if any(os.fstat(file.fileno()).st_size == 0 for file in files):
+                return None
+            frame = pl.read_parquet(files)
+        except FileNotFoundError:
+            raise _Vanished(str(parts[0].parent)) from None
+        except (Exception, pl.exceptions.PanicException):
             return None
-        frame = pl.read_parquet(parts)
-    except FileNotFoundError:
-        raise _Vanished(str(parts[0].parent)) from None
-    except (Exception, pl.exceptions.PanicException):
-        return None
     frame = upgrade_frame(table, frame)
     if schema_problem(table, frame) is not None:
         return None
@@ -201,14 +265,14 @@ def _decoded(directory: Path, table: str, frame: pl.DataFrame, warnings: list[st
     """The frame's events; an ``events`` row whose JSON is not an event is skipped, named."""
     try:
         return frame_to_events(table, frame)
-    except (ValueError, TypeError, KeyError):
+    except _NOT_AN_EVENT:
         if table != EVENTS_TABLE:
             raise
     events: list[Event] = []
     for index, text in enumerate(frame.get_column("json")):
         try:
             events.append(decode(text))
-        except (ValueError, TypeError, KeyError) as exc:
+        except _NOT_AN_EVENT as exc:
             problem = error_text(exc)[:_PROBLEM_MAX_CHARS]
             warnings.append(f"skipped {directory / table} row {index}: not an event ({problem})")
     return events
@@ -393,9 +457,28 @@ class SnapshotTail:
         # read before the tables means this poll sees every row.
         manifest = read_manifest(self.path)
         batches = [self._poll_table(table) for table in TABLES]
+        if manifest["status"] == "running" and writer_gone(self.path, manifest):
+            # Its last rows are only in journals, and no flush will ever write them as parts.
+            batches.extend(self._poll_journals(table) for table in TABLES)
         self.manifest = manifest
         self._finished = manifest["status"] != "running"
         return _sorted_by_t(batches)
+
+    def _poll_journals(self, table: str) -> list[Event]:
+        _, journals = parts_and_journals(self.path / table)
+        fresh: list[Event] = []
+        for journal in journals:
+            part = journal_part_name(journal)
+            if part in self._parts_seen[table]:
+                continue
+            try:
+                frame = _read_journal(journal, table, self.warnings)
+            except _Vanished:
+                continue  # its part was written after all: the next poll reads it
+            self._parts_seen[table].add(part)
+            self._rows_seen[table] += frame.height
+            fresh.extend(_decoded(self.path, table, frame, self.warnings))
+        return fresh
 
     def _poll_table(self, table: str) -> list[Event]:
         if table in self._compacted_done:

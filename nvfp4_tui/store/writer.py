@@ -1,10 +1,19 @@
 """The snapshot writer: buffers events, writes Parquet parts atomically, compacts on close.
 
 Layout under ``root/run_id``: ``manifest.json``; while running ``<table>/part-NNNNNN.parquet``,
-each written to a dot-named ``.tmp`` beside it, fsynced, then renamed, so a crash loses at most the
-buffered events and never leaves a half-written part under a part name; after ``close`` one
-``<table>.parquet`` per table. A failed write raises SnapshotError and keeps the events it could
-not write for the next flush; nothing already on disk is touched.
+each written to a dot-named ``.tmp`` beside it, fsynced, then renamed, so no half-written part ever
+shows under a part name; after ``close`` one ``<table>.parquet`` per table. A failed write raises
+SnapshotError and keeps the events it could not write for the next flush; nothing already on disk
+is touched.
+
+Every event is also appended, as one JSON line, to ``<table>/journal-NNNNNN.jsonl`` the moment it
+is added, and that journal is deleted once part ``NNNNNN`` (the same events) is written. A process
+killed between two flushes therefore loses nothing it had added: the kernel holds the journal's
+lines. A flush can take long (large answers to encode, a slow disk, an event loop too busy to
+start it on time), so the periodic flush alone could not promise that. A reader takes a journal
+whose part does not exist in that part's place. A part holds at most ``PART_MAX_BYTES`` of
+journal lines (one larger event makes a part of its own), so a backlog of large answers is
+written as several parts, oldest first.
 """
 
 from __future__ import annotations
@@ -18,12 +27,13 @@ import re
 import shutil
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
 
-from nvfp4_tui.core.events import Event
+from nvfp4_tui.core.events import Event, encode
 from nvfp4_tui.store.manifest import (
     SnapshotError,
     build_manifest,
@@ -39,6 +49,10 @@ from nvfp4_tui.store.schema import SCHEMAS, TABLES, empty_frame, events_to_frame
 DEFAULT_MIN_FREE_MIB = 64
 _MIB = 1024 * 1024
 _PART = re.compile(r"^part-(\d{6,})\.parquet$")
+_JOURNAL = re.compile(r"^journal-(\d{6,})\.jsonl$")
+# Journal bytes (the events as JSON) one part holds at most: polars encodes and fsyncs 16 MiB of
+# answers in about 0.2 s on a 2-core box, so one part is a small share of a flush.
+PART_MAX_BYTES = 8 * _MIB
 
 
 class PartWriteError(SnapshotError):
@@ -49,14 +63,42 @@ def part_name(index: int) -> str:
     return f"part-{index:06d}.parquet"
 
 
-def list_parts(table_dir: Path) -> list[Path]:
-    """The table's visible parts in write order; temporary and foreign files are not parts."""
+def journal_name(index: int) -> str:
+    return f"journal-{index:06d}.jsonl"
+
+
+def journal_part_name(journal: Path) -> str:
+    """The name of the part that a journal's events become."""
+    match = _JOURNAL.fullmatch(journal.name)
+    if match is None:
+        raise ValueError(f"not a journal: {journal}")
+    return part_name(int(match.group(1)))
+
+
+def _numbered(table_dir: Path, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:
     try:
         names = [p.name for p in table_dir.iterdir()]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    numbered = [(int(m.group(1)), name) for name in names if (m := _PART.fullmatch(name))]
-    return [table_dir / name for _, name in sorted(numbered)]
+    numbered = [(int(m.group(1)), name) for name in names if (m := pattern.fullmatch(name))]
+    return [(index, table_dir / name) for index, name in sorted(numbered)]
+
+
+def list_parts(table_dir: Path) -> list[Path]:
+    """The table's visible parts in write order; temporary and foreign files are not parts."""
+    return [path for _, path in _numbered(table_dir, _PART)]
+
+
+def parts_and_journals(table_dir: Path) -> tuple[list[Path], list[Path]]:
+    """The table's parts, and the journals whose part is not written yet, each in write order.
+
+    The journals are listed first: a part written between the two listings then hides its
+    journal, where the other order could miss both.
+    """
+    journals = _numbered(table_dir, _JOURNAL)
+    parts = list_parts(table_dir)
+    written = {path.name for path in parts}
+    return parts, [path for index, path in journals if part_name(index) not in written]
 
 
 def compacted_name(table: str) -> str:
@@ -69,7 +111,7 @@ def parquet_bytes(frame: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def _fitting_frame(
+def fitting_frame(
     table: str, batch: list[Event]
 ) -> tuple[list[Event], pl.DataFrame, SnapshotError | None]:
     """The events that fit the table's schema, their frame, and an error naming any others.
@@ -128,8 +170,26 @@ def _check_free_space(directory: Path, min_free_mib: int) -> None:
         )
 
 
+@dataclass
+class _Segment:
+    """The events that become one part, and the journal that keeps them until then."""
+
+    table: str
+    index: int  # of the part, and of the journal
+    journal: Path
+    events: list[Event] = field(default_factory=list)
+    journal_bytes: int = 0
+    fd: int | None = None  # the journal, open for appending until the segment is sealed
+
+    def close_journal(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
 class SnapshotWriter:
-    """Writes one run's snapshot; ``add`` is cheap and safe to call while a flush runs."""
+    """Writes one run's snapshot; ``add`` is safe to call while a flush runs."""
 
     def __init__(
         self,
@@ -144,11 +204,15 @@ class SnapshotWriter:
         self.manifest = build_manifest(manifest, run_id)
         json.dumps(self.manifest)  # a TypeError now, not a half-created snapshot in open()
         self.min_free_mib = min_free_mib
-        self._buffers: dict[str, list[Event]] = {table: [] for table in TABLES}
+        # Each table's segment being added to; then the sealed ones, oldest first.
+        self._open: dict[str, _Segment] = {}
+        self._sealed: list[_Segment] = []
         self._buffers_lock = threading.Lock()  # add() on the loop, flush() in a worker thread
         self._flush_lock = threading.Lock()  # one flush or close at a time
         self._writing = 0  # events taken from the buffers by the flush in progress
         self._next_part = dict.fromkeys(TABLES, 0)
+        self._journal_failure: SnapshotError | None = None  # for the next flush to raise
+        self._journal_off = False  # after a failed journal write: parts only, from then on
         self._opened = False
         self._closing = False
 
@@ -188,62 +252,117 @@ class SnapshotWriter:
             self.path.rmdir()
 
     def add(self, event: Event) -> None:
-        """Buffer ``event`` in its table (TokenProgress is not persisted and is dropped)."""
+        """Buffer ``event`` in its table and append it to the table's journal (TokenProgress is
+        not persisted and is dropped)."""
         if not self._opened or self._closing:
             raise RuntimeError(f"snapshot writer for {self.path} is not open")
         table = table_for(event)
         if table is None:
             return
+        try:
+            line: bytes | None = encode(event)
+        except (TypeError, ValueError):
+            line = None  # its part write names what does not fit
         with self._buffers_lock:
-            self._buffers[table].append(event)
+            segment = self._segment_for(table, len(line) if line else 0)
+            segment.events.append(event)
+            if line is not None and not self._journal_off:
+                self._append(segment, line)
+
+    def _segment_for(self, table: str, size: int) -> _Segment:
+        segment = self._open.get(table)
+        if segment is not None and segment.journal_bytes + size > PART_MAX_BYTES:
+            self._seal(segment)
+            segment = None
+        if segment is None:
+            index = self._next_part[table]
+            self._next_part[table] += 1
+            segment = _Segment(table, index, self.path / table / journal_name(index))
+            self._open[table] = segment
+        return segment
+
+    def _seal(self, segment: _Segment) -> None:
+        segment.close_journal()
+        del self._open[segment.table]
+        self._sealed.append(segment)
+
+    def _append(self, segment: _Segment, line: bytes) -> None:
+        """Append ``line`` to the segment's journal; on failure, stop journaling and say so."""
+        try:
+            if segment.fd is None:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+                segment.fd = os.open(segment.journal, flags, 0o644)
+            view = memoryview(line)
+            while view:
+                view = view[os.write(segment.fd, view) :]
+        except OSError as exc:
+            segment.close_journal()
+            self._journal_off = True
+            self._journal_failure = SnapshotError(
+                f"cannot write {segment.journal}: {error_text(exc)}; "
+                "from now on rows are kept only once flushed"
+            )
+            return
+        segment.journal_bytes += len(line)
 
     @property
     def buffered_events(self) -> int:
         """Events added but not yet written to a part."""
         with self._buffers_lock:
-            return self._writing + sum(len(batch) for batch in self._buffers.values())
+            segments = [*self._open.values(), *self._sealed]
+            return self._writing + sum(len(segment.events) for segment in segments)
 
     def flush(self) -> None:
-        """Write each non-empty buffer as the table's next part.
+        """Write every segment buffered so far as its table's next part, oldest first.
 
-        Raises SnapshotError naming the first part that failed; its events stay buffered.
+        Raises SnapshotError naming the first part that failed; its events, and the later ones
+        of its table, stay buffered (and journaled) for the next flush.
         """
         if not self._opened:
             raise RuntimeError(f"snapshot writer for {self.path} is not open")
         with self._flush_lock:
             self._flush_locked()
+            with self._buffers_lock:
+                journal_failure, self._journal_failure = self._journal_failure, None
+        if journal_failure is not None:  # close() drops it: its parts are all written
+            raise journal_failure
 
     def _flush_locked(self) -> None:
         with self._buffers_lock:
-            pending = self._buffers
-            self._buffers = {table: [] for table in TABLES}
-            self._writing = sum(len(batch) for batch in pending.values())
+            for segment in list(self._open.values()):
+                self._seal(segment)
+            pending, self._sealed = self._sealed, []
+            self._writing = sum(len(segment.events) for segment in pending)
         failures: list[SnapshotError] = []
-        for table, batch in pending.items():
-            if not batch:
+        held: list[_Segment] = []  # a table's parts are written in order: after a failure, none
+        for segment in pending:
+            if any(earlier.table == segment.table for earlier in held):
+                held.append(segment)
                 continue
-            path = self.path / table / part_name(self._next_part[table])
-            fitting, frame, rejected = _fitting_frame(table, batch)
+            fitting, frame, rejected = fitting_frame(segment.table, segment.events)
             if rejected is not None:
                 failures.append(rejected)
                 with self._buffers_lock:
-                    self._writing -= len(batch) - len(fitting)
-                batch = fitting
-                if not batch:
-                    continue
+                    self._writing -= len(segment.events) - len(fitting)
+                segment.events = fitting
+            path = self.path / segment.table / part_name(segment.index)
             try:
-                write_atomic(path, parquet_bytes(frame))
+                if fitting:
+                    write_atomic(path, parquet_bytes(frame))
             except OSError as exc:
                 failures.append(PartWriteError(f"cannot write {path}: {error_text(exc)}"))
-                with self._buffers_lock:
-                    self._buffers[table] = batch + self._buffers[table]
-                    self._writing -= len(batch)
+                held.append(segment)
                 continue
-            self._next_part[table] += 1
+            # Once the part is in place a reader skips this journal, so a failure here is moot.
+            with contextlib.suppress(OSError):
+                segment.journal.unlink(missing_ok=True)
             with self._buffers_lock:
-                self._writing -= len(batch)
+                self._writing -= len(fitting)
+        with self._buffers_lock:
+            self._sealed[:0] = held
+            self._writing -= sum(len(segment.events) for segment in held)
         if failures:
-            raise failures[0]
+            raise next((f for f in failures if isinstance(f, PartWriteError)), failures[0])
 
     async def flush_periodically(
         self,
@@ -322,8 +441,10 @@ class SnapshotWriter:
                 write_atomic(target, parquet_bytes(frame.select(SCHEMAS[table].names())))
             except OSError as exc:
                 raise SnapshotError(f"cannot write {target}: {error_text(exc)}") from exc
+        # Every journal left has its part written (close flushed first): the part is in target.
+        journals = [path for _, path in _numbered(self.path / table, _JOURNAL)]
         try:
-            for part in parts:
+            for part in [*parts, *journals]:
                 part.unlink(missing_ok=True)
         except OSError as exc:
             raise SnapshotError(

@@ -215,6 +215,26 @@ async def every_other_429(request: web.Request) -> web.StreamResponse:
     return await good(request)
 
 
+LARGE_ANSWER_MIB = (1, 2, 3, 4)  # answer sizes, in turn
+LARGE_ANSWER_CHUNK_BYTES = 64 * 1024
+
+
+async def large_answer(request: web.Request) -> web.StreamResponse:
+    """A well-formed stream whose answer is 1, 2, 3 or 4 MiB (in turn), in 64 KiB chunks."""
+    seen = _SEEN[id(request.app)] = _SEEN.get(id(request.app), 0) + 1
+    chunks = (
+        LARGE_ANSWER_MIB[seen % len(LARGE_ANSWER_MIB)] * 1024 * 1024 // LARGE_ANSWER_CHUNK_BYTES
+    )
+    words = " ".join(f"river{i % 97}" for i in range(LARGE_ANSWER_CHUNK_BYTES // 8))
+    piece = chunk(words[:LARGE_ANSWER_CHUNK_BYTES].ljust(LARGE_ANSWER_CHUNK_BYTES))
+    response = await _open_stream(request)
+    for _ in range(chunks):
+        await response.write(piece)
+    for tail in (chunk(finish="stop"), usage_chunk(chunks), b"data: [DONE]\n\n"):
+        await response.write(tail)
+    return response
+
+
 async def good(request: web.Request) -> web.StreamResponse:
     response = await _open_stream(request)
     for piece in good_stream():
@@ -242,6 +262,7 @@ BEHAVIOURS: dict[str, Handler] = {
         echo_headers_error_chunk,
         every_other_429,
         good,
+        large_answer,
     )
 }
 

@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 
 from nvfp4_tui.cli import main as cli_main
+from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.events import Event, RequestFinished
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.output.report import render_snapshot
@@ -93,11 +94,11 @@ def test_replay_and_report_commands_warn_and_go_on(
 ) -> None:
     directory, _ = _running_snapshot(tmp_path)
     list_parts(directory / "requests")[0].write_bytes(b"")
-    assert cli_main(["replay", str(directory), "--headless"]) == 0
+    assert cli_main(["replay", str(directory), "--headless"]) == exit_codes.DAMAGED
     captured = capsys.readouterr()
     assert "warning: skipped" in captured.err and "empty file" in captured.err
     assert "run running" in captured.out  # its writer (this process) is alive
-    assert cli_main(["report", str(directory)]) == 0
+    assert cli_main(["report", str(directory)]) == exit_codes.DAMAGED
 
 
 def test_event_rows_that_are_not_events_are_skipped_with_a_warning(tmp_path: Path) -> None:

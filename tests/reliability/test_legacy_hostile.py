@@ -85,7 +85,7 @@ def test_bad_legacy_files_are_one_line_errors_exit_2(
     ("content", "says"),
     [
         (b"", "not JSON"),
-        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 64 levels"),
         (b"\xff\xfe{", "cannot read"),
         (b"[1, 2, 3]", "top level: expected an object"),
         (b'{"metadata": {}, "results": []}', "metadata.date: missing"),

@@ -9,8 +9,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-
-import polars as pl
+from typing import BinaryIO
 
 from nvfp4_tui.store import reader as reader_module
 from nvfp4_tui.store.reader import open_snapshot
@@ -21,6 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CHILD = """
 import asyncio, sys
 from pathlib import Path
+from typing import BinaryIO
 from nvfp4_tui.store.writer import SnapshotWriter
 from tests.store.helpers import request_event
 
@@ -78,13 +78,13 @@ def test_sigkill_keeps_everything_added_a_second_before(tmp_path: Path, monkeypa
     assert len(must_have) > ENOUGH_ADDED, "too few events before the kill to test anything"
 
     files_read: list[Path] = []
-    real_read_parquet = pl.read_parquet
+    real_open = reader_module.open_regular
 
-    def recording_read_parquet(source: Path, *args: object, **kwargs: object) -> pl.DataFrame:
-        files_read.append(Path(source))
-        return real_read_parquet(source, *args, **kwargs)
+    def recording_open(path: Path) -> BinaryIO:
+        files_read.append(Path(path))
+        return real_open(path)
 
-    monkeypatch.setattr(reader_module.pl, "read_parquet", recording_read_parquet)
+    monkeypatch.setattr(reader_module, "open_regular", recording_open)
     (tmp_path / "crash" / "requests" / ".part-999999.parquet.tmp").write_bytes(b"PAR1 torn")
     snapshot = open_snapshot(tmp_path / "crash")
 

@@ -193,7 +193,7 @@ def test_failed_write_keeps_its_events_and_damages_nothing(tmp_path: Path, monke
             writer.flush()
         message = str(caught.value)
         assert message.startswith(f"cannot write {writer.path}/")
-        assert message.endswith("part-000000.parquet: [Errno 28] No space left on device")
+        assert message.endswith("requests/part-000001.parquet: [Errno 28] No space left on device")
         assert "\n" not in message
         assert writer.buffered_events == 2
         writer.add(request_event(2))
@@ -204,7 +204,14 @@ def test_failed_write_keeps_its_events_and_damages_nothing(tmp_path: Path, monke
         snapshot = open_snapshot(writer.path)
         assert snapshot.warnings == []
         assert snapshot.status == "running"
-        assert [e.request_index for e in snapshot.events()] == [0]
+        # Not in parts, but every event added is in a journal, which a reader reads too.
+        assert sorted(p.name for p in (writer.path / "requests").iterdir()) == [
+            "journal-000001.jsonl",
+            "journal-000002.jsonl",
+            "part-000000.parquet",
+        ]
+        assert snapshot.requests()["request_index"].to_list() == [0, 1, 2]
+        assert len(snapshot.table("events")) == 1
         assert not [p for p in writer.path.rglob("*") if p.name.endswith(".tmp")]
 
     writer.close("complete")
@@ -226,7 +233,7 @@ def test_a_failed_rename_leaves_no_temporary_file(tmp_path: Path, monkeypatch) -
     with pytest.raises(SnapshotError, match=r"\[Errno 5\] Input/output error"):
         writer.flush()
     monkeypatch.undo()
-    assert files_under(writer.path) == ["manifest.json"]
+    assert files_under(writer.path) == ["manifest.json", "requests/journal-000000.jsonl"]
     writer.flush()
     assert files_under(writer.path) == ["manifest.json", "requests/part-000000.parquet"]
 
