@@ -31,6 +31,7 @@ from nvfp4_tui.bench.provenance import (
     profile_sha256,
 )
 from nvfp4_tui.bench.runner import Emit, Runner
+from nvfp4_tui.bench.shards import ShardedRunner, worker_count
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.suites import Suite
 from nvfp4_tui.core import exit_codes
@@ -118,7 +119,12 @@ class Session:
         self.subscribers = [self.writer.add, *subscribers]
         self.gpu_sources = list(gpu_sources)
         self.on_message = on_message or (lambda _m: None)
-        self.runner = Runner(profile, suites, self.run_id, self.emit)
+        workers = worker_count(profile.run.workers, len(profile.endpoints))
+        self.runner = (
+            Runner(profile, suites, self.run_id, self.emit)
+            if workers == 1
+            else ShardedRunner(profile, suites, self.run_id, self.emit, workers)
+        )
 
     @property
     def snapshot_path(self) -> Path:

@@ -46,6 +46,8 @@ MAX_REQUESTS = 1_000_000
 MAX_RATE_RPS = 10_000.0
 MAX_SECONDS = 7 * 24 * 3600.0
 MAX_TOKENS = 1 << 20
+MAX_WORKERS = 256
+_WORKERS = f"an integer from 1 to {MAX_WORKERS}"
 _seconds = a_number(above=0, maximum=MAX_SECONDS)
 _SECONDS = f"a number of seconds > 0 and <= {MAX_SECONDS:g}"
 _requests = an_int(1, MAX_REQUESTS)
@@ -194,6 +196,9 @@ class RunPlan:
     retries: int = 0  # resends of a request answered 429 or 503; every attempt is its own row
     # An endpoint refusing connections is probed this long: past a large model's reload.
     outage_give_up_s: float = 600.0
+    # Runner processes the endpoints are shared out over; None: from the endpoint count and
+    # the cores (``bench.shards.worker_count``).
+    workers: int | None = None
 
 
 @dataclass(frozen=True)
@@ -523,6 +528,7 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
         seed=table.get("seed", an_int(0), "an integer >= 0", 0),
         retries=table.get("retries", _retries, f"an integer from 0 to {MAX_RETRIES}", 0),
         outage_give_up_s=table.get("outage_give_up_s", _seconds, _SECONDS, 600.0),
+        workers=table.get("workers", an_int(1, MAX_WORKERS), _WORKERS, None),
         **_read_load(table),
     )
     for key, message in _plan_problems(plan):
@@ -598,7 +604,14 @@ def load_profile(path: Path) -> Profile:
     if not endpoints and "endpoint" not in root.data:
         problems.add("endpoint", "missing; expected at least one [[endpoint]] table")
     _check_unique(problems, endpoints, "id", lambda e: e.id)
-    _check_unique(problems, endpoints, "gpu", lambda e: e.gpu if isinstance(e.gpu, int) else None)
+    # A GPU index names a card on its node: nodes each have a GPU 0.
+    _check_unique(
+        problems,
+        endpoints,
+        "gpu",
+        lambda e: (e.node, e.gpu) if isinstance(e.gpu, int) else None,
+        lambda key: f"{key[1]!r} on node {key[0]!r}",
+    )
     _check_unique(problems, endpoints, "url", lambda e: e.url)
     problems.raise_if_any()
     return Profile(path=path, run=run, endpoints=tuple(endpoints), judge=judge)
@@ -621,6 +634,7 @@ def with_overrides(
     rate_rps: tuple[float, ...] | None = None,
     arrivals: str | None = None,
     sweep: bool = False,
+    workers: int | None = None,
 ) -> Profile:
     """The profile with the command line's plan options applied over its [run] table.
 
@@ -652,6 +666,9 @@ def with_overrides(
     if duration_s is not None:
         _check_option("--duration", duration_s, _seconds, _SECONDS)
         run = replace(run, duration_s=duration_s, requests=None)
+    if workers is not None:
+        _check_option("--workers", workers, an_int(1, MAX_WORKERS), _WORKERS)
+        run = replace(run, workers=workers)
     problems = [f"{profile.path}: run.{key}: {message}" for key, message in _plan_problems(run)]
     if problems:
         raise ConfigError([f"{line} (with the command line's options)" for line in problems])
@@ -673,7 +690,13 @@ def with_urls(profile: Profile, urls: dict[str, str], time_scale: float = 1.0) -
     return replace(profile, endpoints=endpoints)
 
 
-def _check_unique(problems: Problems, endpoints: list[Endpoint], key: str, value) -> None:
+def _check_unique(
+    problems: Problems,
+    endpoints: list[Endpoint],
+    key: str,
+    value: Callable[[Endpoint], Any],
+    shown: Callable[[Any], str] = repr,
+) -> None:
     seen: dict[Any, int] = {}
     for i, endpoint in enumerate(endpoints):
         v = value(endpoint)
@@ -682,7 +705,7 @@ def _check_unique(problems: Problems, endpoints: list[Endpoint], key: str, value
         if v in seen:
             problems.add(
                 f"endpoint[{i}].{key}",
-                f"duplicate {key} {v!r}, already used by endpoint[{seen[v]}]",
+                f"duplicate {key} {shown(v)}, already used by endpoint[{seen[v]}]",
             )
         else:
             seen[v] = i

@@ -229,9 +229,16 @@ def test_duplicates_are_caught(tmp_path: Path) -> None:
         load_profile(path)
     assert err.value.problems == [
         f"{path}: endpoint[1].id: duplicate id 'a', already used by endpoint[0]",
-        f"{path}: endpoint[1].gpu: duplicate gpu 0, already used by endpoint[0]",
+        f"{path}: endpoint[1].gpu: duplicate gpu 0 on node '127.0.0.1', already used by endpoint[0]",
         f"{path}: endpoint[1].url: duplicate url 'http://127.0.0.1:8016', already used by endpoint[0]",
     ]
+
+
+def test_each_node_has_its_own_gpu_indices(tmp_path: Path) -> None:
+    second = GOOD.split("[[endpoint]]")[1].replace('id = "a"', 'id = "b"')
+    second = second.replace("127.0.0.1:8016", "10.0.0.2:8016")
+    profile = load_profile(write(tmp_path, GOOD + "[[endpoint]]" + second))
+    assert [(e.node, e.gpu) for e in profile.endpoints] == [("127.0.0.1", 0), ("10.0.0.2", 0)]
 
 
 @pytest.mark.parametrize(
