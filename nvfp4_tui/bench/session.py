@@ -35,7 +35,7 @@ from nvfp4_tui.bench.shards import ShardedRunner, worker_count
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.suites import Suite
 from nvfp4_tui.core import exit_codes
-from nvfp4_tui.core.events import Event, GpuSample, RunOutcome, RunStarted
+from nvfp4_tui.core.events import Event, GpuSample, RunOutcome, RunStarted, ServerSample
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import new_run_id
@@ -150,7 +150,7 @@ class Session:
             messages.append(message)
             self.on_message(message)
 
-        def on_gpu_samples(samples: list[GpuSample]) -> None:
+        def on_gpu_samples(samples: list[GpuSample | ServerSample]) -> None:
             loop.call_soon_threadsafe(self._emit_all, samples)
 
         for message in tls_warnings(self.profile):
@@ -248,8 +248,11 @@ class Session:
             if status.state != "ok":
                 note(f"{status.endpoint_id}: {status.message}")
 
+        # An endpoint whose telemetry is a Prometheus server gets its gauges from there (the GPU
+        # sampler reads them): one source per figure.
+        direct = [e for e in self.profile.endpoints if not e.telemetry.startswith("prometheus:")]
         async with aiohttp.ClientSession() as http:
-            scraper = PrometheusScraper(self.profile.endpoints, http, on_status=on_status)
+            scraper = PrometheusScraper(direct, http, on_status=on_status)
             async for sample in scrape_loop(scraper):
                 self.emit(sample)
 

@@ -127,7 +127,7 @@ class Endpoint:
     active_params_b: float | None = None
     experts: int | None = None
     api_key_env: str | None = None
-    telemetry: str = "nvml"  # nvml | none | sim | dcgm:URL
+    telemetry: str = "nvml"  # nvml | none | sim | dcgm:URL | prometheus:URL
     extra_body: dict[str, Any] = field(default_factory=dict)
     sim: SimSpec | None = None
     slo: SloTargets | None = None  # None: the run's
@@ -268,6 +268,8 @@ def _telemetry(raw: Any) -> str | None:
     if raw in ("nvml", "none", "sim"):
         return raw
     if isinstance(raw, str) and raw.startswith("dcgm:") and _url(raw[5:]):
+        return raw
+    if isinstance(raw, str) and raw.startswith("prometheus:") and _url(raw[11:]):
         return raw
     return None
 
@@ -486,7 +488,7 @@ def _read_endpoint(table: Table, run_slo: SloTargets) -> Endpoint:
         telemetry=table.get(
             "telemetry",
             _telemetry,
-            '"nvml", "none", "sim" or "dcgm:http://host:9400/metrics"',
+            '"nvml", "none", "sim", "dcgm:http://host:9400/metrics" or "prometheus:http://host:9090"',
             "sim" if sim is not None else "nvml",
         ),
         extra_body=table.get(

@@ -204,7 +204,7 @@ BAD = [
     (
         'class = "moe"',
         'class = "moe"\ntelemetry = "dcgm:nowhere"',
-        'endpoint[0].telemetry: expected "nvml", "none", "sim" or "dcgm:http://host:9400/metrics", got "dcgm:nowhere"',
+        'endpoint[0].telemetry: expected "nvml", "none", "sim", "dcgm:http://host:9400/metrics" or "prometheus:http://host:9090", got "dcgm:nowhere"',
     ),
     (
         'id = "a"',
