@@ -22,6 +22,7 @@ BENCHMARKS: tuple[tuple[str, str], ...] = (
     ("store_io.py", "store"),
     ("memory_rss.py", "memory"),
     ("peer.py", "peer"),
+    ("worker_scaling.py", "worker_scaling"),
 )
 
 

@@ -1,0 +1,68 @@
+"""A lab fleet: 64 simulated endpoints on 8 simulated nodes, served by one simulator process and
+run by two worker processes, every endpoint measured as exactly as a lone one.
+
+The simulator runs slowed down (``time_scale`` 0.5) so that each decode window lasts 0.4 s or
+more, and a few ms of wake-up latency on a loaded machine stays well inside the 2% tolerance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from pathlib import Path
+
+import pytest
+
+from nvfp4_tui.bench.session import Session
+from nvfp4_tui.bench.shards import ShardedRunner
+from nvfp4_tui.config.plan import plan_run
+from nvfp4_tui.config.profile import load_profile, with_overrides
+from nvfp4_tui.core.events import Event, RequestFinished, RunStarted
+from nvfp4_tui.sim.fleet_profile import fleet_profile_text
+from nvfp4_tui.sim.process import SimProcess
+from nvfp4_tui.sim.schedule import decode_tps_at
+from nvfp4_tui.store.reader import open_snapshot
+from tests.integration.fleet_files import write_suite
+
+pytestmark = pytest.mark.slow
+
+NODES, GPUS_PER_NODE = 8, 8
+SLOWED = 0.5
+REQUESTS = 2  # per endpoint, one at a time
+RUN_WAIT_S = 240.0  # a hang fails; a healthy run on a loaded 2-core box takes about 20 s
+
+
+def test_64_endpoints_on_8_nodes_with_two_workers(tmp_path: Path) -> None:
+    write_suite(tmp_path / "suites", "essay", max_tokens=32)
+    path = tmp_path / "fleet.toml"
+    path.write_text(fleet_profile_text(NODES, GPUS_PER_NODE))
+    profile = with_overrides(
+        load_profile(path), suites=("essay",), concurrency=(1,), requests=REQUESTS, workers=2
+    )
+    events: list[Event] = []
+    with SimProcess(path, port_base=0, time_scale=SLOWED) as sim:
+        plan = plan_run(profile).with_urls(sim.urls, SLOWED)
+        session = Session(plan.profile, plan.suites, tmp_path / "out", subscribers=[events.append])
+        session.open()
+        result = asyncio.run(asyncio.wait_for(session.run(), RUN_WAIT_S))
+
+    assert isinstance(session.runner, ShardedRunner) and len(session.runner._shards) == 2
+    assert result.status == "complete" and not result.down
+    (started,) = [e for e in events if isinstance(e, RunStarted)]
+    assert len(started.endpoints) == NODES * GPUS_PER_NODE
+    assert len({info.node for info in started.endpoints}) == NODES
+    records = [e for e in events if isinstance(e, RequestFinished)]
+    assert all(r.status != "error" for r in records), {r.error_message for r in records}
+    by_endpoint: dict[str, list[RequestFinished]] = {}
+    for record in records:
+        by_endpoint.setdefault(record.endpoint_id, []).append(record)
+    assert {e: len(rs) for e, rs in by_endpoint.items()} == {
+        e.id: REQUESTS for e in profile.endpoints
+    }
+    for endpoint in profile.endpoints:
+        assert endpoint.sim is not None
+        measured = statistics.median(r.decode_tps for r in by_endpoint[endpoint.id])
+        simulated = decode_tps_at(endpoint.sim, 1) * SLOWED
+        assert measured / simulated == pytest.approx(1.0, abs=0.02), endpoint.id
+    snapshot = open_snapshot(session.snapshot_path)
+    assert snapshot.requests().height == NODES * GPUS_PER_NODE * REQUESTS
