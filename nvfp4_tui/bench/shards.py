@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.config.plan import LaunchPlan
@@ -58,7 +59,7 @@ def share_out(endpoints: Sequence[Endpoint], workers: int) -> list[tuple[str, ..
 class ShardSpec:
     """What one shard process is handed, as JSON."""
 
-    plan: dict  # LaunchPlan.to_plain()
+    plan: dict[str, Any]  # LaunchPlan.to_plain()
     endpoint_ids: tuple[str, ...]
     run_id: str
 
@@ -100,6 +101,25 @@ class ShardedRunner(Runner):
             shard.tell("resume")
 
     async def run_endpoints(self) -> None:
+        try:
+            await self._start_shards()
+            readers = [asyncio.create_task(self._follow(shard)) for shard in self._shards]
+            try:
+                await asyncio.gather(*readers)
+            except asyncio.CancelledError:
+                # Each shard cancels its requests and sends what it finished; then it is gone.
+                for shard in self._shards:
+                    shard.tell("stop")
+                await asyncio.wait(readers, timeout=SHARD_STOP_WAIT_S)
+                for task in readers:
+                    task.cancel()
+                await asyncio.gather(*readers, return_exceptions=True)
+                raise
+        finally:
+            for shard in self._shards:
+                await _ended(shard.process)
+
+    async def _start_shards(self) -> None:
         plan = LaunchPlan(self.profile, self.suites).to_plain()
         for number, ids in enumerate(share_out(self.profile.endpoints, self.workers)):
             spec = ShardSpec(plan, ids, self.run_id)
@@ -118,21 +138,6 @@ class ShardedRunner(Runner):
             self._shards.append(_Shard(number, process, ids))
             if self._paused:
                 self._shards[-1].tell("pause")
-        readers = [asyncio.create_task(self._follow(shard)) for shard in self._shards]
-        try:
-            await asyncio.gather(*readers)
-        except asyncio.CancelledError:
-            # Each shard cancels its requests and sends what it finished; then it is gone.
-            for shard in self._shards:
-                shard.tell("stop")
-            await asyncio.wait(readers, timeout=SHARD_STOP_WAIT_S)
-            for task in readers:
-                task.cancel()
-            await asyncio.gather(*readers, return_exceptions=True)
-            raise
-        finally:
-            for shard in self._shards:
-                await _ended(shard.process)
 
     async def _follow(self, shard: _Shard) -> None:
         """Emit a shard's events as they come; when it ends, account for what it left."""

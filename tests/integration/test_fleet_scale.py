@@ -1,14 +1,20 @@
 """A lab fleet: 64 simulated endpoints on 8 simulated nodes, served by one simulator process and
 run by two worker processes, every endpoint measured as exactly as a lone one.
 
-The simulator runs slowed down (``time_scale`` 0.5) so that each decode window lasts 0.4 s or
-more, and a few ms of wake-up latency on a loaded machine stays well inside the 2% tolerance.
+"As exactly": each endpoint's decode tok/s, pooled over its requests, within 2% of the decode
+rate the simulator really sent at, which its own ``/metrics`` give (the tokens after each first
+chunk over the inter-token gaps it observed as it wrote them). The simulator's schedule is no
+reference here: on a shared 2-core machine three busy processes (a load average of 10 was seen)
+make the simulator itself fall behind it, by as much as 8%, and the client then measures that
+lateness correctly. The simulator runs slowed down (``time_scale`` 0.5) so that each decode
+window lasts 0.4 s or more.
 """
 
 from __future__ import annotations
 
 import asyncio
-import statistics
+import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,8 +26,8 @@ from nvfp4_tui.config.profile import load_profile, with_overrides
 from nvfp4_tui.core.events import Event, RequestFinished, RunStarted
 from nvfp4_tui.sim.fleet_profile import fleet_profile_text
 from nvfp4_tui.sim.process import SimProcess
-from nvfp4_tui.sim.schedule import decode_tps_at
 from nvfp4_tui.store.reader import open_snapshot
+from nvfp4_tui.telemetry.prometheus import parse_metrics
 from tests.integration.fleet_files import write_suite
 
 pytestmark = pytest.mark.slow
@@ -39,12 +45,15 @@ def test_64_endpoints_on_8_nodes_with_two_workers(tmp_path: Path) -> None:
     profile = with_overrides(
         load_profile(path), suites=("essay",), concurrency=(1,), requests=REQUESTS, workers=2
     )
+    # No warm-up request: the simulator's figures then hold only the timed requests.
+    profile = replace(profile, run=replace(profile.run, warmup=False))
     events: list[Event] = []
     with SimProcess(path, port_base=0, time_scale=SLOWED) as sim:
         plan = plan_run(profile).with_urls(sim.urls, SLOWED)
         session = Session(plan.profile, plan.suites, tmp_path / "out", subscribers=[events.append])
         session.open()
         result = asyncio.run(asyncio.wait_for(session.run(), RUN_WAIT_S))
+        sent_tps = {e.id: simulator_decode_tps(sim.urls[e.id]) for e in profile.endpoints}
 
     assert isinstance(session.runner, ShardedRunner) and len(session.runner._shards) == 2
     assert result.status == "complete" and not result.down
@@ -59,10 +68,21 @@ def test_64_endpoints_on_8_nodes_with_two_workers(tmp_path: Path) -> None:
     assert {e: len(rs) for e, rs in by_endpoint.items()} == {
         e.id: REQUESTS for e in profile.endpoints
     }
-    for endpoint in profile.endpoints:
-        assert endpoint.sim is not None
-        measured = statistics.median(r.decode_tps for r in by_endpoint[endpoint.id])
-        simulated = decode_tps_at(endpoint.sim, 1) * SLOWED
-        assert measured / simulated == pytest.approx(1.0, abs=0.02), endpoint.id
+    for endpoint_id, mine in by_endpoint.items():
+        decoded = sum((r.tokens_out or 0) - (r.first_chunk_tokens or 1) for r in mine)
+        measured = decoded / sum((r.e2e_s or 0.0) - (r.ttft_s or 0.0) for r in mine)
+        assert measured / sent_tps[endpoint_id] == pytest.approx(1.0, abs=0.02), endpoint_id
     snapshot = open_snapshot(session.snapshot_path)
     assert snapshot.requests().height == NODES * GPUS_PER_NODE * REQUESTS
+
+
+def simulator_decode_tps(url: str) -> float:
+    """The decode rate the simulator really sent at: tokens after each first chunk over the
+    gaps between chunks, as its ``/metrics`` observed them (text answers: a token a chunk)."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as reply:
+        metrics = parse_metrics(reply.read().decode())
+    generated = metrics.total("vllm:generation_tokens_total")
+    first_chunks = metrics.total("vllm:time_to_first_token_seconds_count")
+    gaps_s = metrics.total("vllm:inter_token_latency_seconds_sum")
+    assert generated and first_chunks and gaps_s
+    return (generated - first_chunks) / gaps_s

@@ -115,7 +115,7 @@ async def test_prometheus_telemetry_fills_the_panes(
     tmp_path: Path, prom: tuple[PromQueryServer, str]
 ) -> None:
     _, url = prom
-    profile = _profile(tmp_path, url, gpu_b="1")
+    profile = _profile(tmp_path, url, gpu_b="0")  # each node has a GPU 0
     state = FleetState()
     state.apply(RunStarted(time.time(), "r", "prom", tuple(e.info for e in profile.endpoints), ()))
     arrived: list[Event] = []
@@ -138,7 +138,7 @@ async def test_prometheus_telemetry_fills_the_panes(
     assert pane.gpu.freshness == pane.vram.freshness == "ok"
     assert (pane.server.kv_cache_pct, pane.server.queue) == (25.0, 2)
     b = pane_readout(state.endpoints["b"], time.time())
-    assert (b.gpu.util_pct, b.gpu.power_w, b.vram.used_mib) == (12, 88.5, 4000)
+    assert (b.gpu.util_pct, b.gpu.power_w, b.vram.used_mib) == (33, 2, 2)
 
 
 @pytest.mark.parametrize(
