@@ -8,7 +8,8 @@ the result is each count's ceiling as a ratio of one process's, measured in one 
 machine's load is shared alike. The simulators run in ``--sim-processes`` processes of their own
 so that the server side is less of the bottleneck; on a machine with few cores they compete with
 the client for them, and the ratios say more about the machine than the client: the load average
-is recorded beside them.
+is recorded beside them, and tokens per CPU-second of the client's processes, which does not
+depend on how many cores are free.
 
 Usage: ``python benchmarks/worker_scaling.py [--quick]``.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -57,7 +59,7 @@ class Settings:
 
 
 QUICK = Settings(
-    endpoints=8, concurrency=8, duration_s=4.0, max_tokens=512, workers=(1, 2, 4), sim_processes=2
+    endpoints=8, concurrency=8, duration_s=6.0, max_tokens=512, workers=(1, 2, 4), sim_processes=2
 )
 FULL = Settings(
     endpoints=32,
@@ -99,9 +101,11 @@ def _ceiling(workers: int, profile_path: Path, urls: dict[str, str], out: Path, 
     session = Session(plan.profile, plan.suites, out, subscribers=[collect])
     session.open()
     load_before = os.getloadavg()[0]
+    cpu_before = _client_cpu_s()
     started = time.perf_counter()
     result = asyncio.run(session.run())
     run_s = time.perf_counter() - started
+    cpu_s = _client_cpu_s() - cpu_before
     tokens = sum(p.output_tokens for p in finished)
     wall_s = max(p.wall_s for p in finished)
     return {
@@ -114,9 +118,19 @@ def _ceiling(workers: int, profile_path: Path, urls: dict[str, str], out: Path, 
         "phase_wall_s": wall_s,
         "tokens_per_s": tokens / wall_s,
         "run_s": run_s,
+        "client_cpu_s": cpu_s,
+        "tokens_per_cpu_s": tokens / cpu_s,
         "load_avg_1m_before": load_before,
         "load_avg_1m_after": os.getloadavg()[0],
     }
+
+
+def _client_cpu_s() -> float:
+    """CPU seconds of this process and of its children reaped so far: the worker processes of
+    finished runs (the simulators are reaped only at the end)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def run(settings: Settings) -> dict[str, Any]:
@@ -143,11 +157,14 @@ def report(numbers: dict[str, Any]) -> list[str]:
             fmt(r["phase_wall_s"], ".1f"),
             f"{r['tokens_per_s']:,.0f}",
             fmt(r["ratio_to_1"], ".2f"),
+            fmt(r["client_cpu_s"], ".1f"),
+            f"{r['tokens_per_cpu_s']:,.0f}",
             f"{r['load_avg_1m_before']:.1f} → {r['load_avg_1m_after']:.1f}",
         ]
         for r in numbers["levels"]
     ]
-    headers = ["workers", "requests", "errors", "tokens", "phase s", "tokens/s", "× 1", "load"]
+    headers = ["workers", "requests", "errors", "tokens", "phase s", "tokens/s", "× 1"]
+    headers += ["client CPU s", "tokens/CPU-s", "load"]
     return [harness.table("Ingest ceiling by worker processes", headers, rows)]
 
 
@@ -167,6 +184,9 @@ def targets(numbers: dict[str, Any]) -> list[Target]:
 
 NOTES = [
     "tokens/s: output tokens every endpoint received over the longest phase wall time",
+    "tokens/CPU-s: the same tokens over the CPU time of the client's processes (the recorder "
+    "and its workers, start-up included): flat across worker counts means the ceiling grows "
+    "with the cores the workers get",
     "the simulators share the machine's cores with the client: on few cores they cap the ratio",
 ]
 

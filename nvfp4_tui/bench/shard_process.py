@@ -12,12 +12,13 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import sys
 from dataclasses import replace
 
+from nvfp4_tui.bench.event_pipe import PipeWriter
 from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.bench.shards import ShardSpec
-from nvfp4_tui.bench.worker import STOP_SIGNALS, PipeWriter
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core import exit_codes
@@ -42,7 +43,7 @@ async def _main(spec: ShardSpec, events_fd: int) -> int:
     loop = asyncio.get_running_loop()
     main_task = asyncio.current_task()
     assert main_task is not None
-    for sig in STOP_SIGNALS:
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, main_task.cancel)
     try:
         plan = LaunchPlan.from_plain(spec.plan)
