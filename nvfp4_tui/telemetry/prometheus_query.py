@@ -209,6 +209,18 @@ def server_samples(
     return samples
 
 
+def uuid_indices(series: Iterable[Series], endpoints: Sequence[Endpoint]) -> dict[str, int]:
+    """The ``gpu`` label of the card each UUID-naming endpoint is found as."""
+    found: dict[str, int] = {}
+    named = [e for e in endpoints if isinstance(e.gpu, str)]
+    for one in series:
+        index = _index(one.labels.get("gpu"))
+        for endpoint in named:
+            if index is not None and is_endpoints_gpu(one.labels, endpoint):
+                found.setdefault(endpoint.id, index)
+    return found
+
+
 def _index(raw: str | None) -> int | None:
     return int(raw) if raw is not None and raw.isdigit() else None
 
@@ -256,6 +268,11 @@ class PrometheusQuerySource:
 
     def sample(self, t: float) -> list[GpuSample]:
         return gpu_samples(self.query(DCGM_QUERY), self.endpoints, t)
+
+    def gpu_indices(self) -> dict[str, int]:
+        """Each endpoint's GPU index on its node, for those naming their card by UUID (the index
+        its samples carry); PrometheusUnavailable when the server cannot be read."""
+        return uuid_indices(self.query(DCGM_QUERY), self.endpoints)
 
     def server_samples(self, t: float) -> list[ServerSample]:
         return server_samples(self.query(VLLM_QUERY), self.endpoints, t)

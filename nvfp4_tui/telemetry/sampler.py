@@ -21,7 +21,7 @@ from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.core.events import GpuSample, ServerSample
 from nvfp4_tui.telemetry.dcgm import DcgmSource
 from nvfp4_tui.telemetry.nvml import NvmlSource, TelemetryUnavailable, endpoint_port, resolve_gpu
-from nvfp4_tui.telemetry.prometheus_query import PrometheusQuerySource
+from nvfp4_tui.telemetry.prometheus_query import PrometheusQuerySource, PrometheusUnavailable
 from nvfp4_tui.telemetry.simulated import SimGpuSource
 from nvfp4_tui.telemetry.source import GpuSource, ReportsServers
 
@@ -177,7 +177,9 @@ def plan_gpu_telemetry(
                 endpoint
             )
     for url, endpoints in by_server.items():
-        plan.sources.append(PrometheusQuerySource(url, endpoints))
+        source = PrometheusQuerySource(url, endpoints)
+        plan.sources.append(source)
+        _plan_prometheus(source, plan)
     return plan
 
 
@@ -223,6 +225,29 @@ def _plan_nvml(
         return
     source.select(selected or None)
     plan.sources.append(source)
+
+
+def _plan_prometheus(source: PrometheusQuerySource, plan: GpuTelemetryPlan) -> None:
+    """Each endpoint's GPU index as its samples will carry it: given, or the index of the card
+    its UUID names, asked of Prometheus once (a run whose server is down goes on without)."""
+    for endpoint in source.endpoints:
+        if isinstance(endpoint.gpu, int):
+            plan.endpoint_gpus[endpoint.id] = endpoint.gpu
+    named = [e for e in source.endpoints if isinstance(e.gpu, str)]
+    if not named:
+        return
+    try:
+        found = source.gpu_indices()
+    except PrometheusUnavailable as exc:
+        plan.messages.append(str(exc))
+        return
+    plan.endpoint_gpus.update(found)
+    for endpoint in named:
+        if endpoint.id not in found:
+            plan.messages.append(
+                f"endpoint {endpoint.id}: gpu = {endpoint.gpu!r}: no DCGM series in "
+                f"{source!r} with that UUID on node {endpoint.node!r}"
+            )
 
 
 def _unresolved(endpoint: Endpoint, index: int | None, gpu_count: int) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nvfp4_tui.config.plan import plan_run
 from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.core.events import Event, GpuSample, RunStarted, ServerSample
 from nvfp4_tui.core.state import FleetState
@@ -20,7 +21,7 @@ from nvfp4_tui.telemetry.prometheus_query import (
     PrometheusUnavailable,
     parse_vector,
 )
-from nvfp4_tui.telemetry.sampler import GpuSampler, plan_gpu_telemetry
+from nvfp4_tui.telemetry.sampler import GpuSampler, plan_gpu_telemetry, telemetry_for_run
 from nvfp4_tui.tui.widgets.gpu_pane import pane_readout
 from tests.telemetry.prom_query_server import PromQueryServer, dcgm_series, vllm_series
 
@@ -108,7 +109,8 @@ async def test_series_are_matched_by_node_and_gpu(
     ]
     assert (servers[0].kv_cache_pct, servers[0].preemptions_total) == (25.0, 3)
     assert servers[1].kv_cache_pct == 50.0  # vLLM V0's name for it
-    assert server.queries == [DCGM_QUERY, VLLM_QUERY]
+    # The plan asked once where b's UUID is; then one query per kind of series.
+    assert server.queries == [DCGM_QUERY, DCGM_QUERY, VLLM_QUERY]
 
 
 async def test_prometheus_telemetry_fills_the_panes(
@@ -184,3 +186,33 @@ def test_a_reply_that_is_not_a_vector_is_refused() -> None:
         },
     }
     assert [s.value for s in parse_vector(nan_and_junk, "x")] == [2.5]
+
+
+async def test_a_card_named_by_uuid_is_found_on_its_node(
+    tmp_path: Path, prom: tuple[PromQueryServer, str]
+) -> None:
+    _, url = prom
+    plan = plan_run(_profile(tmp_path, url))  # endpoint b: gpu = UUID_B
+    plan, sources, messages = await asyncio.to_thread(telemetry_for_run, plan)
+    assert messages == []
+    assert [e.gpu for e in plan.profile.endpoints] == [0, 1]  # b's card is GPU 1 of node b
+    state = FleetState()
+    state.apply(
+        RunStarted(time.time(), "r", "prom", tuple(e.info for e in plan.profile.endpoints), ())
+    )
+    (source,) = sources
+    state.apply_all(await asyncio.to_thread(source.sample, time.time()))
+    b = pane_readout(state.endpoints["b"], time.time())
+    assert (b.gpu.util_pct, b.gpu.power_w, b.vram.used_mib) == (12, 88.5, 4000)
+
+
+async def test_a_uuid_prometheus_does_not_know_is_said_once(
+    tmp_path: Path, prom: tuple[PromQueryServer, str]
+) -> None:
+    _, url = prom
+    plan = plan_run(_profile(tmp_path, url, gpu_b='"GPU-nowhere"'))
+    _, _, messages = await asyncio.to_thread(telemetry_for_run, plan)
+    assert messages == [
+        f"endpoint b: gpu = 'GPU-nowhere': no DCGM series in PrometheusQuerySource('{url}') "
+        "with that UUID on node 'gpu-node-b'"
+    ]
