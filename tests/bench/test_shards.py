@@ -7,20 +7,27 @@ their events recorded in one snapshot. Killing a shard costs its endpoints only.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.bench.shards import ShardedRunner, share_out, worker_count
+from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import load_profile, with_overrides
 from nvfp4_tui.core.events import EndpointStatus, Event, RequestFinished, RunFinished, RunStarted
 from nvfp4_tui.sim.fleet import SimFleet
+from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.store.reader import open_snapshot
 from tests.integration.fleet_files import endpoint_toml, write_profile, write_suite
 
 RUN_WAIT_S = 90.0  # bounds the whole run on a loaded 2-core box; a hang fails, it never waits
+ORPHAN_WAIT_S = 20.0  # a worker process's stop once its parent is gone, on a loaded box
 
 
 def test_worker_count_follows_endpoints_and_cores() -> None:
@@ -134,3 +141,48 @@ async def test_a_stopped_sharded_run_ends_aborted_without_hanging(tmp_path: Path
     runner = session.runner
     assert isinstance(runner, ShardedRunner)
     assert all(s.process.returncode is not None for s in runner._shards)
+
+
+def test_worker_processes_end_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """The run's process dies without a word (SIGKILL): its worker processes see their stdin
+    close and stop, leaving no orphan sending requests."""
+    # A plan of minutes: a worker process still running after ORPHAN_WAIT_S has not stopped.
+    path = _fleet_file(tmp_path, requests=4000)
+    profile = with_overrides(load_profile(path), workers=2)
+    with SimProcess(path, port_base=0) as sim:
+        plan = plan_run(profile).with_urls(sim.urls)
+        spec = WorkerSpec.of(plan, tmp_path / "out", run_id="orphans")
+        with (tmp_path / "worker.log").open("wb") as log:
+            parent = subprocess.Popen(
+                [sys.executable, "-m", "nvfp4_tui.bench.worker", json.dumps(spec.__dict__)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        try:
+            shards = _wait_for_children(parent.pid, 2)
+        finally:
+            parent.kill()
+            parent.wait(timeout=RUN_WAIT_S)
+        deadline = time.monotonic() + ORPHAN_WAIT_S
+        while any(_alive(pid) for pid in shards):
+            assert time.monotonic() < deadline, "a worker process outlived its parent"
+            time.sleep(0.05)
+
+
+def _wait_for_children(pid: int, count: int) -> list[int]:
+    deadline = time.monotonic() + RUN_WAIT_S
+    while True:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        if len(children) >= count:
+            return [int(child) for child in children]
+        assert time.monotonic() < deadline, "the worker processes never started"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"  # a zombie has ended; only its parent's wait would clear it
