@@ -47,6 +47,9 @@ MAX_RATE_RPS = 10_000.0
 MAX_SECONDS = 7 * 24 * 3600.0
 MAX_TOKENS = 1 << 20
 MAX_WORKERS = 256
+_TELEMETRY = (
+    '"nvml", "none", "sim", "dcgm:http://host:9400/metrics" or "prometheus:http://host:9090"'
+)
 _WORKERS = f"an integer from 1 to {MAX_WORKERS}"
 _seconds = a_number(above=0, maximum=MAX_SECONDS)
 _SECONDS = f"a number of seconds > 0 and <= {MAX_SECONDS:g}"
@@ -199,6 +202,9 @@ class RunPlan:
     # Runner processes the endpoints are shared out over; None: from the endpoint count and
     # the cores (``bench.shards.worker_count``).
     workers: int | None = None
+    # The GPU telemetry of every endpoint that sets none (and is not simulated): a Prometheus
+    # server that scrapes the whole fleet is named once. None: "nvml".
+    telemetry: str | None = None
 
 
 @dataclass(frozen=True)
@@ -471,7 +477,7 @@ def _plan_problems(run: RunPlan) -> list[tuple[str, str]]:
     return problems
 
 
-def _read_endpoint(table: Table, run_slo: SloTargets) -> Endpoint:
+def _read_endpoint(table: Table, run: RunPlan) -> Endpoint:
     sim = _read_sim(table.table("sim"))
     endpoint_id = table.get("id", _an_id, "an id of letters, digits, '_', '.' or '-'")
     endpoint = Endpoint(
@@ -488,14 +494,14 @@ def _read_endpoint(table: Table, run_slo: SloTargets) -> Endpoint:
         telemetry=table.get(
             "telemetry",
             _telemetry,
-            '"nvml", "none", "sim", "dcgm:http://host:9400/metrics" or "prometheus:http://host:9090"',
-            "sim" if sim is not None else "nvml",
+            _TELEMETRY,
+            "sim" if sim is not None else run.telemetry or "nvml",
         ),
         extra_body=table.get(
             "extra_body", lambda v: v if isinstance(v, dict) else None, "a table", {}
         ),
         sim=sim,
-        slo=_read_slo(table.table("slo"), run_slo) if "slo" in table.data else None,
+        slo=_read_slo(table.table("slo"), run.slo) if "slo" in table.data else None,
     )
     node = table.get("node", a_string, "a non-empty host name", None)
     endpoint = replace(endpoint, node=node or urlparse(endpoint.url).hostname or "")
@@ -531,6 +537,7 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
         retries=table.get("retries", _retries, f"an integer from 0 to {MAX_RETRIES}", 0),
         outage_give_up_s=table.get("outage_give_up_s", _seconds, _SECONDS, 600.0),
         workers=table.get("workers", an_int(1, MAX_WORKERS), _WORKERS, None),
+        telemetry=table.get("telemetry", _telemetry, _TELEMETRY, None),
         **_read_load(table),
     )
     for key, message in _plan_problems(plan):
@@ -601,7 +608,7 @@ def load_profile(path: Path) -> Profile:
     root = Table(load_toml(path), "", problems)
     run = _read_run(root.table("run", required=True), path)
     judge = _read_judge(root.table("judge"))
-    endpoints = [_read_endpoint(t, run.slo) for t in root.tables("endpoint")]
+    endpoints = [_read_endpoint(t, run) for t in root.tables("endpoint")]
     root.finish()
     if not endpoints and "endpoint" not in root.data:
         problems.add("endpoint", "missing; expected at least one [[endpoint]] table")

@@ -288,3 +288,24 @@ def test_command_line_options_have_the_profile_bounds(
         with_overrides(profile, **overrides)
     [line] = err.value.problems
     assert line.startswith(f"{option}: expected ") and line.endswith(message)
+
+
+def test_run_level_telemetry_is_every_endpoints_default(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        'suites = ["english"]', 'suites = ["english"]\ntelemetry = "prometheus:http://prom:9090"'
+    )
+    second = GOOD.split("[[endpoint]]")[1].replace('id = "a"', 'id = "b"').replace("8016", "8017")
+    second = second.replace("gpu = 0", "gpu = 1")
+    text += "[[endpoint]]" + second.replace('class = "moe"', 'class = "moe"\ntelemetry = "nvml"')
+    profile = load_profile(write(tmp_path, text))
+    assert profile.run.telemetry == "prometheus:http://prom:9090"
+    assert [e.telemetry for e in profile.endpoints] == ["prometheus:http://prom:9090", "nvml"]
+    bad = write(
+        tmp_path, GOOD.replace('suites = ["english"]', 'suites = ["english"]\ntelemetry = "prom"')
+    )
+    with pytest.raises(ConfigError) as err:
+        load_profile(bad)
+    assert err.value.problems == [
+        f'{bad}: run.telemetry: expected "nvml", "none", "sim", "dcgm:http://host:9400/metrics" '
+        'or "prometheus:http://host:9090", got "prom"'
+    ]
