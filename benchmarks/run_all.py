@@ -24,6 +24,7 @@ BENCHMARKS: tuple[tuple[str, str], ...] = (
     ("memory_rss.py", "memory"),
     ("peer.py", "peer"),
     ("neighbour.py", "neighbour"),
+    ("worker_scaling.py", "worker_scaling"),
 )
 
 

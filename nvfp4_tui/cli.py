@@ -74,6 +74,11 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
     bound = p.add_mutually_exclusive_group()
     bound.add_argument("--requests", type=int, help="requests per prompt per phase")
     bound.add_argument("--duration", type=float, help="seconds per phase instead of a count")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="runner processes to share the endpoints over (default: from endpoints and cores)",
+    )
     p.add_argument("--headless", action="store_true", help="no UI: progress lines and a summary")
     p.add_argument(
         "--json",
@@ -131,9 +136,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plan_options(run)
 
     sim = sub.add_parser("sim", help="serve a profile's simulated endpoints on 127.0.0.1")
-    sim.add_argument("profile", type=Path)
+    sim.add_argument("profile", type=Path, nargs="?", help="(not with --write-profile)")
     sim.add_argument("--port-base", type=int, help="first port (default: chosen by the OS)")
     sim.add_argument("--time-scale", type=_time_scale, default=1.0)
+    sim.add_argument(
+        "--write-profile",
+        type=Path,
+        metavar="FILE",
+        help="write a simulated fleet's profile (--nodes x --gpus-per-node endpoints) and exit",
+    )
+    sim.add_argument("--nodes", type=int, default=8, help="with --write-profile (default 8)")
+    sim.add_argument(
+        "--gpus-per-node", type=int, default=8, help="with --write-profile (default 8)"
+    )
 
     init = sub.add_parser("init", help="write a profile from running endpoints or a compose file")
     init.add_argument("urls", nargs="*", metavar="URL", help="endpoints to probe besides --ports")
@@ -190,6 +205,7 @@ def _load_profile(args: argparse.Namespace):
         rate_rps=args.rate,
         arrivals=args.arrivals,
         sweep=args.sweep,
+        workers=args.workers,
     )
 
 
@@ -218,9 +234,29 @@ def cmd_sim(args: argparse.Namespace) -> int:
     from nvfp4_tui.config.profile import load_profile
     from nvfp4_tui.sim.fleet import serve_forever
 
+    if args.write_profile is not None:
+        return _write_fleet_profile(args)
+    if args.profile is None:
+        raise UsageError("sim: give a profile to serve, or --write-profile FILE")
     return serve_forever(
         load_profile(args.profile), port_base=args.port_base, time_scale=args.time_scale
     )
+
+
+def _write_fleet_profile(args: argparse.Namespace) -> int:
+    from nvfp4_tui.sim.fleet_profile import fleet_profile_text
+
+    if args.profile is not None:
+        raise UsageError("sim: --write-profile writes a profile; it takes no profile to serve")
+    if args.write_profile.exists():
+        raise UsageError(f"{args.write_profile}: exists; not overwritten")
+    try:
+        text = fleet_profile_text(args.nodes, args.gpus_per_node)
+    except ValueError as e:
+        raise UsageError(f"sim --write-profile: {e}") from None
+    args.write_profile.write_text(text)
+    print(f"wrote {args.write_profile}: {args.nodes * args.gpus_per_node} simulated endpoints")
+    return exit_codes.OK
 
 
 def cmd_gpus(args: argparse.Namespace) -> int:

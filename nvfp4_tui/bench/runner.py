@@ -158,6 +158,21 @@ class Runner:
                 configuration=configuration,
             )
         )
+        try:
+            await self.run_endpoints()
+        except asyncio.CancelledError:
+            self.emit(RunFinished(time.time(), "aborted", self.stop_reason or "cancelled"))
+            raise
+        if self.down and len(self.down) == len(self.profile.endpoints):
+            message = f"{ALL_DOWN_MESSAGE}: {', '.join(self.down)}"
+            self.emit(RunFinished(time.time(), "aborted", message))
+            return "aborted"
+        self.emit(RunFinished(time.time(), "complete"))
+        return "complete"
+
+    async def run_endpoints(self) -> None:
+        """Every endpoint's plan at once, between RunStarted and RunFinished (which it leaves to
+        its caller: a worker process runs a shard of a run, not a run)."""
         async with self._backlog:
             lag_probe = asyncio.create_task(self._loop_lag.run())
             tasks = [asyncio.create_task(self._run_endpoint(e)) for e in self.profile.endpoints]
@@ -167,16 +182,9 @@ class Runner:
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
-                self.emit(RunFinished(time.time(), "aborted", self.stop_reason or "cancelled"))
                 raise
             finally:
                 lag_probe.cancel()
-        if self.down and len(self.down) == len(self.profile.endpoints):
-            message = f"{ALL_DOWN_MESSAGE}: {', '.join(self.down)}"
-            self.emit(RunFinished(time.time(), "aborted", message))
-            return "aborted"
-        self.emit(RunFinished(time.time(), "complete"))
-        return "complete"
 
     def _timeouts(self) -> Timeouts:
         return Timeouts(total_s=self.profile.run.timeout_s)

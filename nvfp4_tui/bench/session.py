@@ -31,11 +31,12 @@ from nvfp4_tui.bench.provenance import (
     profile_sha256,
 )
 from nvfp4_tui.bench.runner import Emit, Runner
+from nvfp4_tui.bench.shards import ShardedRunner, worker_count
 from nvfp4_tui.config.keys import key_routes
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.suites import Suite
 from nvfp4_tui.core import exit_codes
-from nvfp4_tui.core.events import Event, GpuSample, RunOutcome, RunStarted
+from nvfp4_tui.core.events import Event, GpuSample, RunOutcome, RunStarted, ServerSample
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import new_run_id
@@ -119,7 +120,12 @@ class Session:
         self.subscribers = [self.writer.add, *subscribers]
         self.gpu_sources = list(gpu_sources)
         self.on_message = on_message or (lambda _m: None)
-        self.runner = Runner(profile, suites, self.run_id, self.emit)
+        workers = worker_count(profile.run.workers, len(profile.endpoints))
+        self.runner = (
+            Runner(profile, suites, self.run_id, self.emit)
+            if workers == 1
+            else ShardedRunner(profile, suites, self.run_id, self.emit, workers)
+        )
 
     @property
     def snapshot_path(self) -> Path:
@@ -145,7 +151,7 @@ class Session:
             messages.append(message)
             self.on_message(message)
 
-        def on_gpu_samples(samples: list[GpuSample]) -> None:
+        def on_gpu_samples(samples: list[GpuSample | ServerSample]) -> None:
             loop.call_soon_threadsafe(self._emit_all, samples)
 
         # Which variable's key goes to which host (never the key), then the TLS warnings.
@@ -244,8 +250,11 @@ class Session:
             if status.state != "ok":
                 note(f"{status.endpoint_id}: {status.message}")
 
+        # An endpoint whose telemetry is a Prometheus server gets its gauges from there (the GPU
+        # sampler reads them): one source per figure.
+        direct = [e for e in self.profile.endpoints if not e.telemetry.startswith("prometheus:")]
         async with aiohttp.ClientSession() as http:
-            scraper = PrometheusScraper(self.profile.endpoints, http, on_status=on_status)
+            scraper = PrometheusScraper(direct, http, on_status=on_status)
             async for sample in scrape_loop(scraper):
                 self.emit(sample)
 

@@ -28,17 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nvfp4_tui.bench.event_pipe import PipeWriter
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core import exit_codes
-from nvfp4_tui.core.events import Event, encode
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.telemetry.sampler import telemetry_for_run
 
-PIPE_FLUSH_S = 0.05
-PIPE_BACKLOG_MAX_BYTES = 64 * 1024 * 1024
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -55,54 +53,6 @@ class WorkerSpec:
     @classmethod
     def of(cls, plan: LaunchPlan, out_root: Path, run_id: str | None = None) -> WorkerSpec:
         return cls(plan=plan.to_plain(), out_root=str(out_root), run_id=run_id)
-
-
-class PipeWriter:
-    """Buffers encoded events and writes them to a file descriptor a few times a second.
-
-    The descriptor is non-blocking: a UI that stops reading for a while (a long render, a
-    suspended terminal) must not stall this loop, which times the tokens. What it has not read
-    waits here, up to ``PIPE_BACKLOG_MAX_BYTES``; beyond that the UI is given up on, as when it
-    goes away, and the run and its snapshot carry on.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buffer: list[bytes] = []
-        self.unsent = b""
-        self.broken = False
-        os.set_blocking(fd, False)
-
-    def __call__(self, event: Event) -> None:
-        if not self.broken:
-            self.buffer.append(encode(event))
-
-    def flush(self) -> None:
-        if self.broken or not (self.buffer or self.unsent):
-            return
-        data, self.buffer = self.unsent + b"".join(self.buffer), []
-        try:
-            while data:
-                written = os.write(self.fd, data)
-                data = data[written:]
-        except BlockingIOError:
-            pass  # the reader is behind: the rest goes on a later tick
-        except OSError:  # BrokenPipeError included: the UI went away
-            self.broken, data = True, b""
-        if len(data) > PIPE_BACKLOG_MAX_BYTES:
-            self.broken, data = True, b""
-        self.unsent = data
-
-    def flush_all(self) -> None:
-        """The last flush, at the end of the run: everything, waiting for the reader if need be."""
-        if not self.broken:
-            os.set_blocking(self.fd, True)
-        self.flush()
-
-    async def flush_periodically(self) -> None:
-        while True:
-            await asyncio.sleep(PIPE_FLUSH_S)
-            self.flush()
 
 
 async def _read_commands(session: Session, main_task: asyncio.Task, stop_at_eof: bool) -> None:

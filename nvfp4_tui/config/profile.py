@@ -51,6 +51,11 @@ MAX_REPLY_BYTES = 1 << 32
 MAX_REPLY_CHUNKS = 1 << 27
 _REPLY_BYTES = f"an integer number of bytes from {MIN_REPLY_BYTES} to {MAX_REPLY_BYTES}"
 _REPLY_CHUNKS = f"an integer from 1 to {MAX_REPLY_CHUNKS}"
+MAX_WORKERS = 256
+_TELEMETRY = (
+    '"nvml", "none", "sim", "dcgm:http://host:9400/metrics" or "prometheus:http://host:9090"'
+)
+_WORKERS = f"an integer from 1 to {MAX_WORKERS}"
 _seconds = a_number(above=0, maximum=MAX_SECONDS)
 _SECONDS = f"a number of seconds > 0 and <= {MAX_SECONDS:g}"
 _requests = an_int(1, MAX_REQUESTS)
@@ -130,7 +135,7 @@ class Endpoint:
     active_params_b: float | None = None
     experts: int | None = None
     api_key_env: str | None = None
-    telemetry: str = "nvml"  # nvml | none | sim | dcgm:URL
+    telemetry: str = "nvml"  # nvml | none | sim | dcgm:URL | prometheus:URL
     extra_body: dict[str, Any] = field(default_factory=dict)
     sim: SimSpec | None = None
     slo: SloTargets | None = None  # None: the run's
@@ -214,6 +219,12 @@ class RunPlan:
     # An endpoint refusing connections is probed this long: past a large model's reload.
     outage_give_up_s: float = 600.0
     limits: ReplyLimits = field(default_factory=ReplyLimits)
+    # Runner processes the endpoints are shared out over; None: from the endpoint count and
+    # the cores (``bench.shards.worker_count``).
+    workers: int | None = None
+    # The GPU telemetry of every endpoint that sets none (and is not simulated): a Prometheus
+    # server that scrapes the whole fleet is named once. None: "nvml".
+    telemetry: str | None = None
 
 
 @dataclass(frozen=True)
@@ -286,6 +297,11 @@ def _refuse_credentials(table: Table, key: str, prefix: str = "") -> None:
     table.data[key] = prefix + urlunsplit(parts._replace(netloc=host))
 
 
+def _refuse_telemetry_credentials(table: Table) -> None:
+    for prefix in ("dcgm:", "prometheus:"):
+        _refuse_credentials(table, "telemetry", prefix)
+
+
 def _gpu(raw: Any) -> int | str | None:
     if isinstance(raw, bool):
         return None
@@ -300,6 +316,8 @@ def _telemetry(raw: Any) -> str | None:
     if raw in ("nvml", "none", "sim"):
         return raw
     if isinstance(raw, str) and raw.startswith("dcgm:") and _url(raw[5:]):
+        return raw
+    if isinstance(raw, str) and raw.startswith("prometheus:") and _url(raw[11:]):
         return raw
     return None
 
@@ -501,9 +519,9 @@ def _plan_problems(run: RunPlan) -> list[tuple[str, str]]:
     return problems
 
 
-def _read_endpoint(table: Table, run_slo: SloTargets) -> Endpoint:
+def _read_endpoint(table: Table, run: RunPlan) -> Endpoint:
     _refuse_credentials(table, "url")
-    _refuse_credentials(table, "telemetry", "dcgm:")
+    _refuse_telemetry_credentials(table)
     sim = _read_sim(table.table("sim"))
     endpoint_id = table.get("id", _an_id, "an id of letters, digits, '_', '.' or '-'")
     endpoint = Endpoint(
@@ -520,14 +538,14 @@ def _read_endpoint(table: Table, run_slo: SloTargets) -> Endpoint:
         telemetry=table.get(
             "telemetry",
             _telemetry,
-            '"nvml", "none", "sim" or "dcgm:http://host:9400/metrics"',
-            "sim" if sim is not None else "nvml",
+            _TELEMETRY,
+            "sim" if sim is not None else run.telemetry or "nvml",
         ),
         extra_body=table.get(
             "extra_body", lambda v: v if isinstance(v, dict) else None, "a table", {}
         ),
         sim=sim,
-        slo=_read_slo(table.table("slo"), run_slo) if "slo" in table.data else None,
+        slo=_read_slo(table.table("slo"), run.slo) if "slo" in table.data else None,
     )
     node = table.get("node", a_string, "a non-empty host name", None)
     endpoint = replace(endpoint, node=node or urlparse(endpoint.url).hostname or "")
@@ -547,6 +565,7 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
     requests = table.get("requests", _requests, _REQUESTS, None if duration_s else 2)
     if duration_s is not None and requests is not None:
         table.problems.add(f"{table.key}.requests", "set either requests or duration_s, not both")
+    _refuse_telemetry_credentials(table)
     plan = RunPlan(
         name=table.get("name", a_string, "a non-empty string", path.stem),
         suites=table.get("suites", a_list_of(_an_id), "a non-empty list of suite names"),
@@ -563,6 +582,8 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
         retries=table.get("retries", _retries, f"an integer from 0 to {MAX_RETRIES}", 0),
         outage_give_up_s=table.get("outage_give_up_s", _seconds, _SECONDS, 600.0),
         limits=_read_limits(table),
+        workers=table.get("workers", an_int(1, MAX_WORKERS), _WORKERS, None),
+        telemetry=table.get("telemetry", _telemetry, _TELEMETRY, None),
         **_read_load(table),
     )
     for key, message in _plan_problems(plan):
@@ -650,12 +671,19 @@ def load_profile(path: Path) -> Profile:
     root = Table(load_toml(path), "", problems)
     run = _read_run(root.table("run", required=True), path)
     judge = _read_judge(root.table("judge"))
-    endpoints = [_read_endpoint(t, run.slo) for t in root.tables("endpoint")]
+    endpoints = [_read_endpoint(t, run) for t in root.tables("endpoint")]
     root.finish()
     if not endpoints and "endpoint" not in root.data:
         problems.add("endpoint", "missing; expected at least one [[endpoint]] table")
     _check_unique(problems, endpoints, "id", lambda e: e.id)
-    _check_unique(problems, endpoints, "gpu", lambda e: e.gpu if isinstance(e.gpu, int) else None)
+    # A GPU index names a card on its node: nodes each have a GPU 0.
+    _check_unique(
+        problems,
+        endpoints,
+        "gpu",
+        lambda e: (e.node, e.gpu) if isinstance(e.gpu, int) else None,
+        lambda key: f"{key[1]!r} on node {key[0]!r}",
+    )
     _check_unique(problems, endpoints, "url", lambda e: e.url)
     problems.raise_if_any()
     return Profile(path=path, run=run, endpoints=tuple(endpoints), judge=judge)
@@ -678,6 +706,7 @@ def with_overrides(
     rate_rps: tuple[float, ...] | None = None,
     arrivals: str | None = None,
     sweep: bool = False,
+    workers: int | None = None,
 ) -> Profile:
     """The profile with the command line's plan options applied over its [run] table.
 
@@ -709,6 +738,9 @@ def with_overrides(
     if duration_s is not None:
         _check_option("--duration", duration_s, _seconds, _SECONDS)
         run = replace(run, duration_s=duration_s, requests=None)
+    if workers is not None:
+        _check_option("--workers", workers, an_int(1, MAX_WORKERS), _WORKERS)
+        run = replace(run, workers=workers)
     problems = [f"{profile.path}: run.{key}: {message}" for key, message in _plan_problems(run)]
     if problems:
         raise ConfigError([f"{line} (with the command line's options)" for line in problems])
@@ -730,7 +762,13 @@ def with_urls(profile: Profile, urls: dict[str, str], time_scale: float = 1.0) -
     return replace(profile, endpoints=endpoints)
 
 
-def _check_unique(problems: Problems, endpoints: list[Endpoint], key: str, value) -> None:
+def _check_unique(
+    problems: Problems,
+    endpoints: list[Endpoint],
+    key: str,
+    value: Callable[[Endpoint], Any],
+    shown: Callable[[Any], str] = repr,
+) -> None:
     seen: dict[Any, int] = {}
     for i, endpoint in enumerate(endpoints):
         v = value(endpoint)
@@ -739,7 +777,7 @@ def _check_unique(problems: Problems, endpoints: list[Endpoint], key: str, value
         if v in seen:
             problems.add(
                 f"endpoint[{i}].{key}",
-                f"duplicate {key} {v!r}, already used by endpoint[{seen[v]}]",
+                f"duplicate {key} {shown(v)}, already used by endpoint[{seen[v]}]",
             )
         else:
             seen[v] = i

@@ -304,6 +304,7 @@ class SamplesSkipped:
     count: int
     gpu: int | None = None  # a GPU's samples, or else
     endpoint_id: str | None = None  # an endpoint's server samples
+    host: str | None = None  # with ``gpu``: the host its samples named
 
 
 Event = (

@@ -28,6 +28,7 @@ from nvfp4_tui.core.endpoint_state import (
 )
 from nvfp4_tui.core.events import (
     EndpointConfig,
+    EndpointInfo,
     EndpointStatus,
     Event,
     GpuSample,
@@ -43,7 +44,7 @@ from nvfp4_tui.core.events import (
 )
 from nvfp4_tui.core.figures.board import Board
 from nvfp4_tui.core.figures.leaderboard import LeaderboardFold
-from nvfp4_tui.core.gpu_track import GpuTrack
+from nvfp4_tui.core.gpu_track import GpuKey, GpuKeys, GpuTrack
 
 
 class FleetState:
@@ -59,7 +60,9 @@ class FleetState:
         self.total_requests: int | None = None
         self.endpoints: dict[str, EndpointState] = {}  # in the order RunStarted listed them
         self.configuration: dict[str, EndpointConfig] = {}  # what each server said at start
-        self.gpus: dict[int, GpuTrack] = {}  # by GPU index, whether or not an endpoint names it
+        # By node and index, whether or not an endpoint names the GPU: each node has a GPU 0.
+        self.gpus: dict[GpuKey, GpuTrack] = {}
+        self._gpu_keys = GpuKeys()  # which card a sample names, under the run's endpoints
         self.last_t: float | None = None  # the latest moment any event speaks of
         self.dropped = 0  # events naming an unknown endpoint, or arriving before RunStarted
         self.version = 0  # bumped by every event applied
@@ -99,11 +102,20 @@ class FleetState:
             endpoint.version += 1
         return endpoint
 
-    def _gpu(self, gpu: int) -> GpuTrack:
-        track = self.gpus.get(gpu)
+    def _gpu(self, gpu: int, node: str = "") -> GpuTrack:
+        key = (node, gpu)
+        track = self.gpus.get(key)
         if track is None:
-            track = self.gpus[gpu] = GpuTrack(gpu)
+            track = self.gpus[key] = GpuTrack(gpu, node)
         return track
+
+    def _endpoint_gpu(self, info: EndpointInfo) -> GpuTrack | None:
+        key = self._gpu_keys.endpoint(info)
+        return None if key is None else self._gpu(key[1], key[0])
+
+    def _sampled_gpu(self, gpu: int, host: str | None) -> GpuTrack:
+        node, index = self._gpu_keys.sampled(gpu, host)
+        return self._gpu(index, node)
 
     def _on_run_started(self, event: RunStarted) -> bool:
         # A second RunStarted starts over; GPU telemetry, which outlives runs, is kept.
@@ -113,11 +125,12 @@ class FleetState:
         self.total_requests = event.total_requests
         self.configuration = {c.endpoint_id: c for c in event.configuration}
         self.figures = LeaderboardFold()
+        self._gpu_keys = GpuKeys.of(event.endpoints)
         self.endpoints = {
             info.id: EndpointState(
                 info,
                 (p for p in event.phases if p.endpoint_id == info.id),
-                self._gpu(info.gpu) if info.gpu is not None else None,
+                self._endpoint_gpu(info),
                 self.figures,
             )
             for info in event.endpoints
@@ -133,7 +146,7 @@ class FleetState:
 
     def _on_samples_skipped(self, event: SamplesSkipped) -> bool:
         if event.gpu is not None:
-            self._gpu(event.gpu).samples += event.count
+            self._sampled_gpu(event.gpu, event.host).samples += event.count
             return True
         endpoint = self._endpoint(event.endpoint_id or "")
         if endpoint is not None:
@@ -141,7 +154,7 @@ class FleetState:
         return endpoint is not None
 
     def _on_gpu(self, event: GpuSample) -> bool:
-        self._gpu(event.gpu).apply(event)
+        self._sampled_gpu(event.gpu, event.host).apply(event)
         return True
 
     def _on_run_finished(self, event: RunFinished) -> bool:

@@ -38,6 +38,7 @@ from nvfp4_tui.core.figures.leaderboard import (
     PhaseFacts,
 )
 from nvfp4_tui.core.figures.scores import SCORE_NAMES, score_label
+from nvfp4_tui.core.gpu_track import GpuKeys
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import (
     CapacityRow,
@@ -445,37 +446,47 @@ def leaderboard_table(board: Board, score_name: str) -> Table:
     return ("Leaderboard", headers, body)
 
 
-def vram_per_gpu(gpu: pl.DataFrame) -> pl.DataFrame:
-    """Per GPU (``gpu``, ascending), VRAM used in MiB: ``first_mib`` (before the run), ``last_mib``
-    (after it) and ``peak_mib``; no rows without a reading."""
+def vram_per_gpu(gpu: pl.DataFrame, endpoints: Sequence[EndpointInfo] = ()) -> pl.DataFrame:
+    """Per card (``node``, ``gpu``, ascending), VRAM used in MiB: ``first_mib`` (before the run),
+    ``last_mib`` (after it) and ``peak_mib``; no rows without a reading. ``node`` names the card's
+    node when ``endpoints`` are on several (``GpuKeys``, as the live state files samples), else
+    it is ""."""
     # A damaged row's NaN or infinite value is not a reading.
-    samples = gpu.select("gpu", "t", "vram_used_mib").filter(pl.col("vram_used_mib").is_finite())
+    samples = gpu.select("host", "gpu", "t", "vram_used_mib").filter(
+        pl.col("vram_used_mib").is_finite()
+    )
+    keys = GpuKeys.of(endpoints)
+    cards = samples.select("host", "gpu").unique()
+    nodes = [keys.sampled(index, host)[0] for host, index in cards.iter_rows()]
+    cards = cards.with_columns(node=pl.Series(nodes, dtype=pl.String))
     return (
-        samples.sort("t")
-        .group_by("gpu")
+        samples.join(cards, on=["host", "gpu"], how="left", nulls_equal=True)
+        .sort("t")
+        .group_by("node", "gpu")
         .agg(
             first_mib=pl.col("vram_used_mib").first(),
             last_mib=pl.col("vram_used_mib").last(),
             peak_mib=pl.col("vram_used_mib").max(),
         )
-        .sort("gpu")
+        .sort("node", "gpu")
     )
 
 
 def vram_table(gpu: pl.DataFrame, endpoints: Sequence[EndpointInfo]) -> Table | None:
     """VRAM per GPU as nvidia-smi reports it (MiB): before the run (its first sample), after
     (its last), the change and the peak, as the seed's table showed it."""
-    per_gpu = vram_per_gpu(gpu)
+    per_gpu = vram_per_gpu(gpu, endpoints)
     if per_gpu.is_empty():
         return None
-    by_gpu = {e.gpu: e for e in endpoints if e.gpu is not None}
+    keys = GpuKeys.of(endpoints)
+    by_card = {keys.endpoint(e): e for e in endpoints if e.gpu is not None}
     body = []
     for r in per_gpu.iter_rows(named=True):
-        info = by_gpu.get(r["gpu"])
+        info = by_card.get((r["node"], r["gpu"]))
         change = r["last_mib"] - r["first_mib"]
         body.append(
             [
-                str(r["gpu"]),
+                f"{r['node']} {r['gpu']}" if r["node"] else str(r["gpu"]),
                 info.label if info else "—",
                 info.model_class if info else "—",
                 f"{r['first_mib']:,.0f}",

@@ -45,6 +45,7 @@ from nvfp4_tui.core.events import (
     RunStarted,
     SamplesSkipped,
 )
+from nvfp4_tui.core.gpu_track import GpuKeys
 from nvfp4_tui.sources.base import Capabilities, Folded, Playback, ResetBatch, SourceStatus
 from nvfp4_tui.store.reader import Snapshot, open_snapshot, sorted_rows
 from nvfp4_tui.store.schema import EVENTS_TABLE, TABLES, frame_to_events
@@ -103,11 +104,16 @@ def _vram_extremes(by: list[str]) -> list[pl.Expr]:
     return [first.fill_null(False), last.fill_null(False)]
 
 
-def _skip_counts(samples: pl.DataFrame, by: list[str]) -> list[dict[str, Any]]:
-    """Per ``by`` group with samples not kept: how many, and the ``pos`` and ``t`` of its last
-    sample (always kept), after which the count goes."""
+def _skip_counts(
+    samples: pl.DataFrame, by: list[str], also: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Per ``by`` group with samples not kept: how many, and the ``pos`` and ``t`` (and the
+    ``also`` columns) of its last sample (always kept), after which the count goes."""
     counts = samples.group_by(by, maintain_order=True).agg(
-        skipped=(~pl.col("keep")).sum(), after=pl.col("pos").last(), t=pl.col("t").last()
+        pl.col(*also).last() if also else [],
+        skipped=(~pl.col("keep")).sum(),
+        after=pl.col("pos").last(),
+        t=pl.col("t").last(),
     )
     return counts.filter(pl.col("skipped") > 0).to_dicts()
 
@@ -189,16 +195,19 @@ class _Timeline:
         starts, known = self._runs(start, start + window.height)
         marks = pl.repeat(False, window.height, eager=True).scatter(starts, True)
         window = window.with_columns(run=marks.cum_sum().cast(pl.Int64))
-        gpu = self._samples(window, _GPU, ["gpu", "t", "vram_used_mib"])
-        gpu = gpu.with_columns(keep=_ring_keep(["gpu"], _vram_extremes(["gpu"])))
+        # By card: each node of a fleet has a GPU 0, and the state keeps them apart.
+        card = ["node", "gpu"]
+        gpu = self._cards(self._samples(window, _GPU, ["host", "gpu", "t", "vram_used_mib"]), start)
+        gpu = gpu.with_columns(keep=_ring_keep(card, _vram_extremes(card)))
         server = self._samples(window, _SERVER, ["endpoint_id", "t"])
         server = server.join(known, on=["run", "endpoint_id"], how="left", maintain_order="left")
         # An endpoint the state does not know drops each sample and counts each drop: keep them.
         endpoint_run = ["run", "endpoint_id"]
         server = server.with_columns(keep=_ring_keep(endpoint_run, []) | pl.col("known").is_null())
         skipped: dict[int, list[SamplesSkipped]] = {}
-        for row in _skip_counts(gpu, ["gpu"]):
-            marker = SamplesSkipped(row["t"], row["skipped"], gpu=row["gpu"])
+        for row in _skip_counts(gpu, card, also=["host"]):
+            # The host of the group's last sample names its card where the count is applied.
+            marker = SamplesSkipped(row["t"], row["skipped"], gpu=row["gpu"], host=row["host"])
             skipped.setdefault(row["after"], []).append(marker)
         for row in _skip_counts(server, endpoint_run):
             marker = SamplesSkipped(row["t"], row["skipped"], endpoint_id=row["endpoint_id"])
@@ -230,6 +239,21 @@ class _Timeline:
             schema={"run": pl.Int64, "endpoint_id": pl.String, "known": pl.Boolean},
         )
         return starts.cast(pl.UInt32), known
+
+    def _cards(self, samples: pl.DataFrame, start: int) -> pl.DataFrame:
+        """GPU samples with the ``node`` of the card each names under the run in force where it
+        lies (``GpuKeys``, as the state files them)."""
+        first = bisect.bisect_left(self._start_positions, start)
+        seen = samples.select("run", "host", "gpu").unique()
+        nodes = []
+        for run, host, gpu in seen.iter_rows():
+            index = first - 1 + run
+            keys = GpuKeys.of(self._starts[index].endpoints) if index >= 0 else GpuKeys()
+            nodes.append(keys.sampled(gpu, host)[0])
+        cards = seen.with_columns(node=pl.Series(nodes, dtype=pl.String))
+        return samples.join(
+            cards, on=["run", "host", "gpu"], how="left", nulls_equal=True, maintain_order="left"
+        )
 
     def _samples(self, window: pl.DataFrame, table: int, columns: list[str]) -> pl.DataFrame:
         """The window's rows of one sample table: ``pos``, ``run`` and the table's ``columns``."""

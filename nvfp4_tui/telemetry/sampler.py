@@ -18,11 +18,14 @@ from dataclasses import dataclass, field
 
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import Endpoint, Profile
-from nvfp4_tui.core.events import GpuSample
+from nvfp4_tui.core.events import GpuSample, ServerSample
 from nvfp4_tui.telemetry.dcgm import DcgmSource
 from nvfp4_tui.telemetry.nvml import NvmlSource, TelemetryUnavailable, endpoint_port, resolve_gpu
+from nvfp4_tui.telemetry.prometheus_query import PrometheusQuerySource, PrometheusUnavailable
 from nvfp4_tui.telemetry.simulated import SimGpuSource
-from nvfp4_tui.telemetry.source import GpuSource
+from nvfp4_tui.telemetry.source import GpuSource, ReportsServers
+
+Telemetry = GpuSample | ServerSample
 
 
 def _one_line(exc: BaseException) -> str:
@@ -43,7 +46,7 @@ class GpuSampler:
     def __init__(
         self,
         sources: Sequence[GpuSource],
-        on_samples: Callable[[list[GpuSample]], None],
+        on_samples: Callable[[list[Telemetry]], None],
         *,
         rate_hz: float = 2.0,
         on_error: Callable[[str], None] | None = None,
@@ -98,14 +101,17 @@ class GpuSampler:
                 self._report(f"closing {state.source!r}: {_one_line(exc)}")
 
     def _round(self) -> None:
-        samples: list[GpuSample] = []
+        samples: list[Telemetry] = []
         for state in self._states:
             if self._stop.is_set():
                 return
             if state.failing and time.monotonic() < state.next_try_s:
                 continue
             try:
-                samples.extend(state.source.sample(time.time()))
+                source = state.source
+                samples.extend(source.sample(time.time()))
+                if isinstance(source, ReportsServers):
+                    samples.extend(source.server_samples(time.time()))
             except Exception as exc:
                 if not state.failing:
                     self._report(_one_line(exc))
@@ -116,7 +122,7 @@ class GpuSampler:
         if samples:
             self._deliver(samples)
 
-    def _deliver(self, samples: list[GpuSample]) -> None:
+    def _deliver(self, samples: list[Telemetry]) -> None:
         try:
             self._on_samples(samples)
         except Exception as exc:
@@ -149,7 +155,8 @@ def plan_gpu_telemetry(
 ) -> GpuTelemetryPlan:
     """Sources for every endpoint's ``telemetry``: "nvml" shares one NvmlSource restricted to
     the GPUs the profile names (all of them when none names one), "dcgm:URL" one DcgmSource per
-    URL, "none" and "sim" nothing (the simulator's source is plugged in by its owner)."""
+    URL, "prometheus:URL" one PrometheusQuerySource per server, "none" and "sim" nothing (the
+    simulator's source is plugged in by its owner)."""
     plan = GpuTelemetryPlan()
     nvml_endpoints = [e for e in profile.endpoints if e.telemetry == "nvml"]
     if nvml_endpoints:
@@ -163,6 +170,16 @@ def plan_gpu_telemetry(
         for endpoint in endpoints:
             if isinstance(endpoint.gpu, int):
                 plan.endpoint_gpus[endpoint.id] = endpoint.gpu
+    by_server: dict[str, list[Endpoint]] = {}
+    for endpoint in profile.endpoints:
+        if endpoint.telemetry.startswith("prometheus:"):
+            by_server.setdefault(endpoint.telemetry.removeprefix("prometheus:"), []).append(
+                endpoint
+            )
+    for url, endpoints in by_server.items():
+        source = PrometheusQuerySource(url, endpoints)
+        plan.sources.append(source)
+        _plan_prometheus(source, plan)
     return plan
 
 
@@ -208,6 +225,29 @@ def _plan_nvml(
         return
     source.select(selected or None)
     plan.sources.append(source)
+
+
+def _plan_prometheus(source: PrometheusQuerySource, plan: GpuTelemetryPlan) -> None:
+    """Each endpoint's GPU index as its samples will carry it: given, or the index of the card
+    its UUID names, asked of Prometheus once (a run whose server is down goes on without)."""
+    for endpoint in source.endpoints:
+        if isinstance(endpoint.gpu, int):
+            plan.endpoint_gpus[endpoint.id] = endpoint.gpu
+    named = [e for e in source.endpoints if isinstance(e.gpu, str)]
+    if not named:
+        return
+    try:
+        found = source.gpu_indices()
+    except PrometheusUnavailable as exc:
+        plan.messages.append(str(exc))
+        return
+    plan.endpoint_gpus.update(found)
+    for endpoint in named:
+        if endpoint.id not in found:
+            plan.messages.append(
+                f"endpoint {endpoint.id}: gpu = {endpoint.gpu!r}: no DCGM series in "
+                f"{source!r} with that UUID on node {endpoint.node!r}"
+            )
 
 
 def _unresolved(endpoint: Endpoint, index: int | None, gpu_count: int) -> str:

@@ -22,8 +22,17 @@ _FIELDS = frozenset(f.name for f in fields(GpuSample)) - {"t"}
 class SimGpuSource:
     """Polls ``/sim/gpu`` on each base URL; implements ``telemetry.source.GpuSource``."""
 
-    def __init__(self, base_urls: Iterable[str], *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        base_urls: Iterable[str],
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        hosts: Sequence[str | None] = (),
+    ) -> None:
         self.base_urls = tuple(url.rstrip("/") for url in base_urls)
+        # The node each simulated card stands for (its endpoint's): a fleet's nodes each have
+        # a GPU 0.
+        self.hosts = tuple(hosts) or (None,) * len(self.base_urls)
         self.timeout_s = timeout_s
         # Loopback servers: never route through an HTTP proxy from the environment.
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -33,9 +42,14 @@ class SimGpuSource:
         cls, endpoints: Sequence[Endpoint], *, timeout_s: float = DEFAULT_TIMEOUT_S
     ) -> SimGpuSource:
         """A source for the endpoints whose telemetry is ``sim``."""
-        return cls([e.url for e in endpoints if e.telemetry == "sim"], timeout_s=timeout_s)
+        simulated = [e for e in endpoints if e.telemetry == "sim"]
+        return cls(
+            [e.url for e in simulated],
+            timeout_s=timeout_s,
+            hosts=[e.node or None for e in simulated],
+        )
 
-    def _fetch(self, base_url: str, t: float) -> GpuSample | None:
+    def _fetch(self, base_url: str, host: str | None, t: float) -> GpuSample | None:
         try:
             with self._opener.open(f"{base_url}/sim/gpu", timeout=self.timeout_s) as reply:
                 body = json.loads(reply.read())
@@ -43,10 +57,13 @@ class SimGpuSource:
             return None
         if not isinstance(body, dict) or not isinstance(body.get("gpu"), int):
             return None
-        return GpuSample(t=t, **{k: v for k, v in body.items() if k in _FIELDS})
+        fields = {k: v for k, v in body.items() if k in _FIELDS}
+        return GpuSample(t=t, **{**fields, "host": host})
 
     def sample(self, t: float) -> list[GpuSample]:
-        samples = (self._fetch(url, t) for url in self.base_urls)
+        samples = (
+            self._fetch(url, host, t) for url, host in zip(self.base_urls, self.hosts, strict=True)
+        )
         return [s for s in samples if s is not None]
 
     def identities(self) -> list[GpuIdentity]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from nvfp4_tui.core.events import GpuSample
+from nvfp4_tui.core.events import GpuSample, ServerSample
 
 
 class GpuSource(Protocol):
@@ -38,3 +38,10 @@ class DescribesGpus(Protocol):
     """A GpuSource that can also say what its GPUs are (blocking, like ``sample``)."""
 
     def identities(self) -> list[GpuIdentity]: ...
+
+
+@runtime_checkable
+class ReportsServers(Protocol):
+    """A GpuSource that also reads the servers' own gauges (a Prometheus server holds both)."""
+
+    def server_samples(self, t: float) -> list[ServerSample]: ...

@@ -18,6 +18,7 @@ import readme_table
 import store_io
 import ui_cost
 import ui_speed
+import worker_scaling
 
 FAST_SIM = {"decode_tps": 200.0, "ttft_s": 0.2, "vram_used_mib": 1000.0, "tools": False}
 
@@ -205,3 +206,18 @@ def test_neighbour_measures_the_healthy_endpoint_in_every_case() -> None:
     assert set(cases["flood"]["neighbour_rows"]) <= {"timeout", "too_large"}
     assert len(neighbour.targets(numbers)) == 2
     assert "Healthy endpoint" in _rendered(neighbour.report(numbers))
+
+
+@pytest.mark.slow  # three runs, each starting its worker processes
+def test_worker_scaling_runs_each_worker_count() -> None:
+    settings = worker_scaling.Settings(
+        endpoints=2, concurrency=2, duration_s=0.5, max_tokens=32, workers=(1, 2), sim_processes=1
+    )
+    numbers = worker_scaling.run(settings)
+    rows = numbers["levels"]
+    assert [r["workers"] for r in rows] == [1, 2]
+    assert all(r["status"] == "complete" and r["endpoints"] == 2 for r in rows)
+    assert all(r["output_tokens"] > 0 and r["errors"] == 0 for r in rows)
+    assert rows[0]["ratio_to_1"] == 1.0
+    assert "Ingest ceiling" in _rendered(worker_scaling.report(numbers))
+    assert len(worker_scaling.targets(numbers)) == 1

@@ -204,7 +204,7 @@ BAD = [
     (
         'class = "moe"',
         'class = "moe"\ntelemetry = "dcgm:nowhere"',
-        'endpoint[0].telemetry: expected "nvml", "none", "sim" or "dcgm:http://host:9400/metrics", got "dcgm:nowhere"',
+        'endpoint[0].telemetry: expected "nvml", "none", "sim", "dcgm:http://host:9400/metrics" or "prometheus:http://host:9090", got "dcgm:nowhere"',
     ),
     (
         'id = "a"',
@@ -229,9 +229,16 @@ def test_duplicates_are_caught(tmp_path: Path) -> None:
         load_profile(path)
     assert err.value.problems == [
         f"{path}: endpoint[1].id: duplicate id 'a', already used by endpoint[0]",
-        f"{path}: endpoint[1].gpu: duplicate gpu 0, already used by endpoint[0]",
+        f"{path}: endpoint[1].gpu: duplicate gpu 0 on node '127.0.0.1', already used by endpoint[0]",
         f"{path}: endpoint[1].url: duplicate url 'http://127.0.0.1:8016', already used by endpoint[0]",
     ]
+
+
+def test_each_node_has_its_own_gpu_indices(tmp_path: Path) -> None:
+    second = GOOD.split("[[endpoint]]")[1].replace('id = "a"', 'id = "b"')
+    second = second.replace("127.0.0.1:8016", "10.0.0.2:8016")
+    profile = load_profile(write(tmp_path, GOOD + "[[endpoint]]" + second))
+    assert [(e.node, e.gpu) for e in profile.endpoints] == [("127.0.0.1", 0), ("10.0.0.2", 0)]
 
 
 @pytest.mark.parametrize(
@@ -281,3 +288,24 @@ def test_command_line_options_have_the_profile_bounds(
         with_overrides(profile, **overrides)
     [line] = err.value.problems
     assert line.startswith(f"{option}: expected ") and line.endswith(message)
+
+
+def test_run_level_telemetry_is_every_endpoints_default(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        'suites = ["english"]', 'suites = ["english"]\ntelemetry = "prometheus:http://prom:9090"'
+    )
+    second = GOOD.split("[[endpoint]]")[1].replace('id = "a"', 'id = "b"').replace("8016", "8017")
+    second = second.replace("gpu = 0", "gpu = 1")
+    text += "[[endpoint]]" + second.replace('class = "moe"', 'class = "moe"\ntelemetry = "nvml"')
+    profile = load_profile(write(tmp_path, text))
+    assert profile.run.telemetry == "prometheus:http://prom:9090"
+    assert [e.telemetry for e in profile.endpoints] == ["prometheus:http://prom:9090", "nvml"]
+    bad = write(
+        tmp_path, GOOD.replace('suites = ["english"]', 'suites = ["english"]\ntelemetry = "prom"')
+    )
+    with pytest.raises(ConfigError) as err:
+        load_profile(bad)
+    assert err.value.problems == [
+        f'{bad}: run.telemetry: expected "nvml", "none", "sim", "dcgm:http://host:9400/metrics" '
+        'or "prometheus:http://host:9090", got "prom"'
+    ]

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from nvfp4_tui.bench import worker
-from nvfp4_tui.bench.worker import PipeWriter
+from nvfp4_tui.bench import event_pipe
+from nvfp4_tui.bench.event_pipe import PipeWriter
 from nvfp4_tui.core.events import EndpointStatus, decode
 
 EVENTS = 5000  # several times what a pipe's buffer holds
@@ -48,7 +48,7 @@ def test_a_reader_that_stops_reading_never_blocks_the_writer() -> None:
 
 
 def test_a_reader_gone_for_good_is_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(worker, "PIPE_BACKLOG_MAX_BYTES", 256 * 1024)
+    monkeypatch.setattr(event_pipe, "PIPE_BACKLOG_MAX_BYTES", 256 * 1024)
     read_fd, write_fd = os.pipe()
     pipe = PipeWriter(write_fd)
     try:

@@ -31,14 +31,20 @@ from tests.support.factories import T0, endpoint_info, request, write_snapshot
 SAMPLE_DEMO = Path(__file__).resolve().parents[2] / "snapshots" / "sample-demo"
 SECONDS = 900  # 1,800 samples per GPU at 2/s: three history rings' worth
 SECOND_RUN_AT_S = 600
+CARDS = (("node-a", 0), ("node-b", 0), ("node-b", 2), ("node-b", 3))  # (host, GPU index)
 
 
 def telemetry_run(seed: int = 7) -> list[Event]:
     """Two runs back to back (the second drops endpoint c), sampled all along: GPU samples every
-    0.5 s on four GPUs (GPU 3 serves no endpoint; ties, gaps in VRAM), server samples every
-    second for each endpoint and for one no run names, some before the first RunStarted."""
+    0.5 s on four GPUs of two nodes, each with a GPU 0 (GPU 3 serves no endpoint; ties, gaps in
+    VRAM), server samples every second for each endpoint and for one no run names, some before
+    the first RunStarted."""
     rng = random.Random(seed)
-    first = (endpoint_info("a", 0), endpoint_info("b", 1), endpoint_info("c", 2))
+    first = (
+        endpoint_info("a", 0, node="node-a"),
+        endpoint_info("b", 0, node="node-b"),
+        endpoint_info("c", 2, node="node-b"),
+    )
     second = first[:2]
     second_t = T0 + SECOND_RUN_AT_S
     events: list[Event] = []
@@ -48,7 +54,7 @@ def telemetry_run(seed: int = 7) -> list[Event]:
         events.extend(PhaseStarted(run_t, info.id, "english", 1, 0) for info in infos)
     for step in range(-20, SECONDS * 2):
         t = T0 + step * 0.5
-        for gpu in range(4):
+        for host, gpu in CARDS:
             vram = None if rng.random() < 0.05 else 1000.0 + rng.randint(0, 9000)
             events.append(
                 GpuSample(
@@ -58,6 +64,7 @@ def telemetry_run(seed: int = 7) -> list[Event]:
                     power_w=rng.uniform(100, 600),
                     util_gpu_pct=rng.uniform(0, 100),
                     source="sim",
+                    host=host,
                 )
             )
         if step % 2 == 0:
@@ -167,7 +174,9 @@ def test_a_jump_to_the_end_carries_a_few_rings_of_samples(recorded: Path) -> Non
     carried = len(jump) - len(skipped)
     assert carried + sum(e.count for e in skipped) + delivered == player.source.events_total
     gpu_carried = sum(1 for e in jump if isinstance(e, GpuSample))
-    assert gpu_carried < 4 * (HISTORY_LEN + 3)  # a ring and its extremes per GPU, not 7,000
+    # A ring and its extremes per card, not 7,000; and the 20 samples per card from before the
+    # first run, which on no run's nodes are filed by index alone.
+    assert gpu_carried <= 4 * (HISTORY_LEN + 3) + 4 * 20
     # Endpoint c's samples in the second run, and the ghost's, are dropped by the state one by
     # one (it counts them): the jump carries them all.
     assert state.dropped == every_event_until(recorded).dropped > 0

@@ -21,7 +21,7 @@ from nvfp4_tui.core.figures.scores import HEURISTIC, VERIFIED
 from nvfp4_tui.core.readouts import GpuPoint, PhaseRef, ServerPoint, TpsPoint
 from nvfp4_tui.core.state import FleetState
 from tests.support.digest import digest
-from tests.support.factories import T0
+from tests.support.factories import T0, endpoint_info
 
 from .builders import failed, info, plan, request, three_endpoint_run
 
@@ -83,8 +83,8 @@ def test_run_started_lays_out_the_plan(fleet: FleetState) -> None:
     a, b, c = fleet.endpoints.values()
     assert (a.planned_requests, b.planned_requests, c.planned_requests) == (9, 5, 2)
     assert [e.status for e in (a, b, c)] == ["waiting"] * 3
-    assert a.gpu is fleet.gpus[0]
-    assert b.gpu is fleet.gpus[1]
+    assert a.gpu is fleet.gpus[("", 0)]
+    assert b.gpu is fleet.gpus[("", 1)]
     assert c.gpu is None
     phases = a.phase_progress()
     assert [(p.phase_index, p.suite, p.concurrency, p.planned_requests) for p in phases] == [
@@ -367,7 +367,7 @@ def test_recent_requests_ring_and_latest_answer(fleet: FleetState) -> None:
 
 def test_gpu_telemetry_first_last_latest_and_stale(fleet: FleetState) -> None:
     gpu = fleet.endpoints["a"].gpu
-    assert gpu is fleet.gpus[0]  # one track, shared by the endpoint and the fleet
+    assert gpu is fleet.gpus[("", 0)]  # one track, shared by the endpoint and the fleet
     assert gpu.stale(T0)  # no sample yet
     fleet.apply(GpuSample(T0, 0, vram_used_mib=1000.0, power_w=100.0, util_gpu_pct=0.0))
     fleet.apply(GpuSample(T0 + 0.5, 0, vram_used_mib=90_000.0, power_w=450.0, util_gpu_pct=97.0))
@@ -380,10 +380,36 @@ def test_gpu_telemetry_first_last_latest_and_stale(fleet: FleetState) -> None:
     assert gpu.history[1] == GpuPoint(T0 + 0.5, 90_000.0, 450.0, 97.0)
     assert not gpu.stale(T0 + 5.9)
     assert gpu.stale(T0 + 6.1)
-    assert 7 not in fleet.gpus  # never seen
+    assert ("", 7) not in fleet.gpus  # never seen
     assert fleet.endpoints["c"].gpu is None
     fleet.apply(GpuSample(T0, 5, vram_used_mib=1.0))  # a GPU no endpoint names is still tracked
-    assert fleet.gpus[5].samples == 1
+    assert fleet.gpus[("", 5)].samples == 1
+    # On one node the index alone names a card, whatever host a source reports (DCGM's name).
+    fleet.apply(GpuSample(T0 + 2, 0, vram_used_mib=2.0, host="gpubox7"))
+    assert gpu.samples == 5
+
+
+def test_each_node_has_its_own_gpu_0() -> None:
+    state = FleetState()
+    endpoints = (
+        endpoint_info("a", 0, node="node-a"),
+        endpoint_info("b", 0, node="node-b"),
+        endpoint_info("c", 1, node="node-b"),
+    )
+    state.apply(RunStarted(T0, "r", "r", endpoints, ()))
+    state.apply(GpuSample(T0, 0, vram_used_mib=100.0, host="node-a"))
+    state.apply(GpuSample(T0, 0, vram_used_mib=200.0, host="node-b"))
+    # A source naming no node of the run (local NVML) reaches the one node using that index.
+    state.apply(GpuSample(T0, 1, vram_used_mib=300.0))
+    # GPU 0 is on two nodes: a sample naming neither is kept apart, never given to one of them.
+    state.apply(GpuSample(T0, 0, vram_used_mib=400.0))
+    a, b, c = (state.endpoints[e].gpu for e in "abc")
+    assert a is not None and b is not None and c is not None
+    assert (a.node, a.last_vram_mib) == ("node-a", 100.0)
+    assert (b.node, b.last_vram_mib) == ("node-b", 200.0)
+    assert (c.node, c.last_vram_mib) == ("node-b", 300.0)
+    assert state.gpus[("", 0)].last_vram_mib == 400.0
+    assert sorted(state.gpus) == [("", 0), ("node-a", 0), ("node-b", 0), ("node-b", 1)]
 
 
 def test_gpu_samples_before_the_run_are_kept_and_linked() -> None:

@@ -96,7 +96,7 @@ def test_summary_carries_the_durable_numbers() -> None:
     assert len(endpoint["leaderboard"]) == 4
     gpus = {g["gpu"]: g for g in summary["gpus"]}
     assert gpus[0]["first_vram_mib"] == 80_000.0
-    assert gpus[0]["last_vram_mib"] == state.gpus[0].last_vram_mib > 80_000.0
+    assert gpus[0]["last_vram_mib"] == state.gpus[("", 0)].last_vram_mib > 80_000.0
 
 
 def test_rings_stay_bounded_over_a_long_run() -> None:

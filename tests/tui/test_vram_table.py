@@ -40,7 +40,7 @@ def test_before_and_after_go_by_sample_time() -> None:
     rows = vram_rows(state)
     assert [r.gpu for r in rows] == [0, 2, 5]
     shared, alone, other = rows
-    assert shared == VramRow(0, ("a", "b"), None, 600.0, 700.0, 1000.0)
+    assert shared == VramRow(0, "", ("a", "b"), None, 600.0, 700.0, 1000.0)
     assert shared.change_mib == pytest.approx(100.0)
     assert shared.used_pct == pytest.approx(70.0)
     assert alone.endpoint_ids == ("c",) and alone.model_class == "dense"

@@ -18,6 +18,7 @@ from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
 @dataclass(frozen=True, slots=True)
 class VramRow:
     gpu: int
+    node: str  # "" in a run on one node
     endpoint_ids: tuple[str, ...]  # the endpoints the profile placed on this GPU, if any
     model_class: str | None  # when every endpoint on the GPU is of one class
     before_mib: float | None  # the first sample of the run
@@ -39,16 +40,17 @@ class VramRow:
 
 
 def vram_rows(state: FleetState) -> list[VramRow]:
-    """One row per GPU, by index: each one an endpoint names, and each one telemetry reported
+    """One row per GPU, by node and index: each one an endpoint names, and each one telemetry reported
     (a GPU no endpoint names is listed too: other tenants of the box show up in its VRAM)."""
     rows = []
-    for gpu, track in sorted(state.gpus.items()):
-        on_gpu = [e.info for e in state.endpoints.values() if e.info.gpu == gpu]
+    for (node, gpu), track in sorted(state.gpus.items()):
+        on_gpu = [e.info for e in state.endpoints.values() if e.gpu is track]
         classes = {info.model_class for info in on_gpu}
         latest = track.latest
         rows.append(
             VramRow(
                 gpu=gpu,
+                node=node,
                 endpoint_ids=tuple(info.id for info in on_gpu),
                 model_class=classes.pop() if len(classes) == 1 else None,
                 before_mib=track.first_vram_mib,
@@ -104,8 +106,9 @@ class VramTable(LiveTable):
         shown: list[Row] = []
         for row in rows:
             change = row.change_mib
+            name = f"{row.node} {row.gpu}" if row.node else str(row.gpu)
             cells: list[Cell] = [
-                _right(str(row.gpu)),
+                _right(name),
                 Text(", ".join(labels.get(e, e) for e in row.endpoint_ids) or units.DASH),
                 Text(class_name(row.model_class) if row.model_class else units.DASH, styles.muted),
                 _right(units.mib(row.before_mib)),
@@ -113,5 +116,5 @@ class VramTable(LiveTable):
                 _right(_change_text(change), styles.muted),
                 _right(units.pct(row.used_pct)),
             ]
-            shown.append((str(row.gpu), cells))
+            shown.append((name, cells))
         self.show_rows(columns, shown)

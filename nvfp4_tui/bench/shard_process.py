@@ -1,0 +1,85 @@
+"""One shard of a run as its own process: its endpoints' plans, events as JSON lines on stdout.
+
+Started by ``bench.shards.ShardedRunner`` with a ``ShardSpec`` as its one argument. It records
+nothing itself: its parent writes the snapshot. Commands arrive on stdin, one per line
+(``pause``, ``resume``, ``stop``); stdin closing (the parent is gone) and SIGTERM stop it too.
+A stop cancels the requests in flight and sends every event already made before it exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from dataclasses import replace
+
+from nvfp4_tui.bench.event_pipe import PipeWriter
+from nvfp4_tui.bench.runner import Runner
+from nvfp4_tui.bench.shards import ShardSpec
+from nvfp4_tui.config.plan import LaunchPlan
+from nvfp4_tui.config.tomlcheck import ConfigError
+from nvfp4_tui.core import exit_codes
+
+
+async def _obey(runner: Runner, main_task: asyncio.Task) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while line := await reader.readline():
+        command = line.decode().strip()
+        if command == "pause":
+            runner.pause()
+        elif command == "resume":
+            runner.resume()
+        elif command == "stop":
+            break
+    main_task.cancel()  # "stop", or the parent went away
+
+
+async def _main(spec: ShardSpec, events_fd: int) -> int:
+    loop = asyncio.get_running_loop()
+    main_task = asyncio.current_task()
+    assert main_task is not None
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, main_task.cancel)
+    try:
+        plan = LaunchPlan.from_plain(spec.plan)
+    except ConfigError as error:  # the profile's or a suite's file changed since the launch
+        print("\n".join(error.problems), file=sys.stderr, flush=True)
+        return exit_codes.USAGE
+    mine = set(spec.endpoint_ids)
+    profile = replace(
+        plan.profile, endpoints=tuple(e for e in plan.profile.endpoints if e.id in mine)
+    )
+    pipe = PipeWriter(events_fd)
+    runner = Runner(profile, plan.suites, spec.run_id, pipe)
+    flusher = asyncio.create_task(pipe.flush_periodically())
+    commands = asyncio.create_task(_obey(runner, main_task))
+    try:
+        await runner.run_endpoints()
+    except asyncio.CancelledError:
+        return exit_codes.STOPPED
+    finally:
+        flusher.cancel()
+        commands.cancel()
+        pipe.flush_all()
+    return exit_codes.OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    raw = json.loads(args[0])
+    spec = ShardSpec(raw["plan"], tuple(raw["endpoint_ids"]), raw["run_id"])
+    # Events go to a duplicate of stdout so that a stray print cannot corrupt the stream.
+    events_fd = os.dup(1)
+    os.dup2(2, 1)
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(_main(spec, events_fd))
+    return exit_codes.STOPPED
+
+
+if __name__ == "__main__":
+    sys.exit(main())
