@@ -226,7 +226,9 @@ def _code_tests(row: dict[str, Any], fields: FieldMap) -> tuple[HiddenTests, str
 def _check(row: dict[str, Any], fields: FieldMap, scorer: ScorerName) -> tuple[PromptCheck, str]:
     """The row's check, and the question as it is put (options listed for a choice)."""
     question = _text(row, fields.prompt)
-    solution = _text(row, fields.solution) if fields.solution else None
+    # Only the simulator reads it: a row without one is still a question to ask.
+    solution = row.get(fields.solution) if fields.solution else None
+    solution = solution if isinstance(solution, str) and solution.strip() else None
     if fields.reference not in row:
         raise RowError(f"field {fields.reference!r}: missing")
     reference = row[fields.reference]
