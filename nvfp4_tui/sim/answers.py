@@ -253,7 +253,7 @@ def compose(spec: SimSpec, request: ChatRequest, key: AnswerKey | None = None) -
         pieces += tool_pieces
     elif left > 0:
         if keyed is not None:
-            text = keyed.pick(rng, spec.quality)
+            text = keyed.pick(spec.quality, spec.seed)
         else:
             writer = Writer(rng, spec.quality, max(1, target - len(reasoning_tokens)))
             if category == "tool_call":
