@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from nvfp4_tui.core.events import BenchmarkSuite
 from nvfp4_tui.core.figures.board import Board, prompt_score
 from nvfp4_tui.core.figures.scores import VERIFIED
+from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.core.stats import StatsSummary
 
 
@@ -32,7 +33,8 @@ class BenchmarkSection:
         parts = [f"{b.benchmark} {b.metric}", b.sampling, f"n={b.problems}"]
         if b.problems < b.dataset_rows:
             parts[-1] += f" of {b.dataset_rows}"
-        return ", ".join(parts + ([b.protocol] if b.protocol else []))
+        # Names from a suite file (someone else's, in a shared snapshot): shown as plain text.
+        return one_line(", ".join(parts + ([b.protocol] if b.protocol else [])))
 
     @property
     def note(self) -> str:

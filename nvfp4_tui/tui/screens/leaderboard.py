@@ -162,6 +162,7 @@ class LeaderboardScreen(StateScreen):
     ) -> None:
         table = self.query_one("#quality", LiveTable)
         q = quality_table(board, score_name)
+        table.display = bool(q.suites) or not board.benchmarks  # benchmarks alone: none to show
         score = score_label(score_name)
         table.border_title = (
             f"Quality ({score} score, mean) by suite at {base_text(board)} · best per row in bold"
