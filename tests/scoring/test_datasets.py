@@ -217,3 +217,25 @@ def test_limit_and_sample_reach_the_plan(tmp_path):
     assert again.suites["humaneval"].prompts == plan.suites["humaneval"].prompts
     with pytest.raises(ConfigError, match="--limit: expected an integer from 1"):
         with_overrides(demo, sample=0)
+
+
+def test_a_long_row_a_device_and_too_many_rows_are_bounded(tmp_path, monkeypatch):
+    huge = json.dumps({"id": "big", "question": "x" * (datasets.MAX_LINE_BYTES + 10), "answer": 1})
+    rows = [{"id": f"q{i}", "question": f"{i} + 1?", "answer": i + 1} for i in range(4)]
+    write_jsonl(tmp_path / "rows.jsonl", [rows[0], huge, *rows[1:]])
+    (tmp_path / "gsm.toml").write_text(NUMBER_SUITE)
+    monkeypatch.setattr(datasets, "MAX_ROWS", 3)
+    suite = load_suite(tmp_path / "gsm.toml")
+    assert [p.id for p in suite.prompts] == ["q0", "q1", "q2"]
+    assert suite.dataset is not None
+    assert suite.dataset.skipped == (
+        f"{tmp_path / 'rows.jsonl'}: line 2: longer than {datasets.MAX_LINE_BYTES} bytes",
+        f"{tmp_path / 'rows.jsonl'}: line 5 and after: past 3 rows, left out",
+    )
+    (tmp_path / "dev.toml").write_text(NUMBER_SUITE.replace("rows.jsonl", "/dev/zero"))
+    with pytest.raises(ConfigError) as error:
+        load_suite(tmp_path / "dev.toml")
+    assert error.value.problems == [
+        f"{tmp_path / 'dev.toml'}: suite.source: /dev/zero: not a regular file "
+        "(a directory, FIFO or device); expected a JSONL file"
+    ]
