@@ -22,6 +22,7 @@ BENCHMARKS: tuple[tuple[str, str], ...] = (
     ("ui_speed.py", "ui_speed"),
     ("store_io.py", "store"),
     ("memory_rss.py", "memory"),
+    ("sandbox_throughput.py", "sandbox_throughput"),
     ("peer.py", "peer"),
     ("neighbour.py", "neighbour"),
     ("worker_scaling.py", "worker_scaling"),

@@ -62,6 +62,12 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
         "--out", type=Path, default=DEFAULT_OUT, help="snapshot root (default snapshots/)"
     )
     p.add_argument("--suites", type=_name_list, help="suites to run, e.g. english,math")
+    p.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="run at most N prompts per suite, a sample picked by the run's seed",
+    )
     load = p.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=_int_list, help="concurrency levels, e.g. 1,4")
     load.add_argument("--rate", type=_rate_list, help="open loop: requests/s per level, e.g. 2,4")
@@ -206,6 +212,7 @@ def _load_profile(args: argparse.Namespace):
         arrivals=args.arrivals,
         sweep=args.sweep,
         workers=args.workers,
+        sample=args.limit,
     )
 
 

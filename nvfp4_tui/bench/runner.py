@@ -37,6 +37,7 @@ from nvfp4_tui.bench.outage import EndpointGate
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sweep import describe_stop, phase_plan, stop_rule
 from nvfp4_tui.bench.verify_backlog import VerifyBacklog, judge_config, parse_tool_calls
+from nvfp4_tui.config.datasets import benchmark_record
 from nvfp4_tui.config.keys import api_key
 from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import Endpoint, Profile
@@ -156,6 +157,17 @@ class Runner:
                 endpoints=tuple(e.info for e in self.profile.endpoints),
                 phases=tuple(self.plans),
                 configuration=configuration,
+                benchmarks=tuple(
+                    benchmark_record(
+                        name,
+                        suite.dataset,
+                        suite.scorer,
+                        self._temperature(suite),
+                        len(suite.prompts),
+                    )
+                    for name, suite in self.suites.items()
+                    if suite.dataset is not None and name in self.profile.run.suites
+                ),
             )
         )
         try:
@@ -276,6 +288,10 @@ class Runner:
             )
         )
 
+    def _temperature(self, suite: Suite) -> float:
+        """The suite's own (a benchmark's protocol: HumanEval is greedy), else the run's."""
+        return self.profile.run.temperature if suite.temperature is None else suite.temperature
+
     def _request(self, suite: Suite, prompt: Prompt, warmup: bool = False) -> ChatRequest:
         run = self.profile.run
         max_tokens = (
@@ -284,7 +300,7 @@ class Runner:
         return ChatRequest(
             messages=prompt.messages(suite.system),
             max_tokens=WARMUP_MAX_TOKENS if warmup else max_tokens,
-            temperature=run.temperature,
+            temperature=self._temperature(suite),
             tools=prompt.tools,
         )
 

@@ -19,6 +19,10 @@ then says what a good answer contains::
         assert merge_intervals([]) == []
     '''
 
+    # scorer = "choice": the letter of the right option (suite kind "choice")
+    [prompt.check]
+    choice = "B"
+
     # scorer = "japanese": length in characters and the register asked for
     [prompt.check]
     min_chars = 640
@@ -50,8 +54,15 @@ from jsonschema import Draft202012Validator, SchemaError
 
 from nvfp4_tui.config.tomlcheck import Table, a_list_of, a_number, a_string, an_int, one_of
 
-ScorerName = Literal["math", "code_tests", "tool_schema", "japanese", "coverage"]
-SCORER_NAMES: tuple[ScorerName, ...] = ("math", "code_tests", "tool_schema", "japanese", "coverage")
+ScorerName = Literal["math", "code_tests", "tool_schema", "japanese", "coverage", "choice"]
+SCORER_NAMES: tuple[ScorerName, ...] = (
+    "math",
+    "code_tests",
+    "tool_schema",
+    "japanese",
+    "coverage",
+    "choice",
+)
 # The suite kind each scorer is written for.
 SCORER_KINDS: dict[ScorerName, str] = {
     "math": "math",
@@ -59,6 +70,7 @@ SCORER_KINDS: dict[ScorerName, str] = {
     "tool_schema": "tool_call",
     "japanese": "text",
     "coverage": "text",
+    "choice": "choice",
 }
 Register = Literal["dearu", "desumasu"]
 DEFAULT_REL_TOL = 1e-6
@@ -69,7 +81,9 @@ _CHECK_KEYS: dict[ScorerName, frozenset[str]] = {
     "tool_schema": frozenset(),
     "japanese": frozenset({"min_chars", "max_chars", "register", "parts"}),
     "coverage": frozenset({"parts"}),
+    "choice": frozenset({"choice"}),
 }
+CHOICE_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 @dataclass(frozen=True)
@@ -113,6 +127,11 @@ class PromptCheck:
     min_chars: int | None = None
     max_chars: int | None = None
     register: Register | None = None
+    choice: str | None = None  # the right option's letter
+    # Code the answer completes (a HumanEval problem's signature and docstring): it runs before
+    # the answer's code, so its imports and helpers are there, and a body alone continues it.
+    stub: str | None = None
+    solution: str | None = None  # a known-good answer from a dataset; only the simulator uses it
 
 
 _AST_LOCK = threading.Lock()
@@ -163,16 +182,13 @@ def _read_part(table: Table) -> RequiredPart | None:
     return RequiredPart(name, keywords) if name and keywords else None
 
 
-def _read_tests(table: Table) -> HiddenTests | None:
-    source = table.get("tests", a_string, "Python source with top-level test_* functions")
-    if source is None:
-        return None
-    key = f"{table.key}.tests"
+def hidden_tests(source: str) -> HiddenTests | str:
+    """The test functions of ``source``, or what is wrong with it."""
     try:
         tree = parse_python(source)
-    except SyntaxError as e:
-        table.problems.add(key, f"not valid Python: {e.msg} (line {e.lineno})")
-        return None
+    except (SyntaxError, ValueError) as e:
+        line = f" (line {e.lineno})" if isinstance(e, SyntaxError) else ""
+        return f"not valid Python: {getattr(e, 'msg', e)}{line}"
     names = [
         node.name
         for node in tree.body
@@ -180,10 +196,29 @@ def _read_tests(table: Table) -> HiddenTests | None:
         and node.name.startswith("test_")
     ]
     if not names:
-        table.problems.add(key, "expected at least one top-level def test_...() function")
-    elif len(set(names)) != len(names):
-        table.problems.add(key, "two test functions share a name")
-    return HiddenTests(source, tuple(names)) if names else None
+        return "expected at least one top-level def test_...() function"
+    if len(set(names)) != len(names):
+        return "two test functions share a name"
+    return HiddenTests(source, tuple(names))
+
+
+def _read_tests(table: Table) -> HiddenTests | None:
+    source = table.get("tests", a_string, "Python source with top-level test_* functions")
+    if source is None:
+        return None
+    tests = hidden_tests(source)
+    if isinstance(tests, str):
+        table.problems.add(f"{table.key}.tests", tests)
+        return None
+    return tests
+
+
+def a_choice(raw: Any) -> str | None:
+    """An option letter ("B", "(b)") in capitals, or None."""
+    if not isinstance(raw, str):
+        return None
+    letter = raw.strip().strip("()").strip().upper()
+    return letter if len(letter) == 1 and letter in CHOICE_LETTERS else None
 
 
 def _located_uniquely(table: Table, answers: list[MathAnswer]) -> None:
@@ -225,6 +260,11 @@ def _read_check(table: Table, scorer: ScorerName) -> PromptCheck:
         if "defines" in allowed
         else ()
     )
+    choice = (
+        table.get("choice", a_choice, 'the right option\'s letter, "A" to "Z"')
+        if scorer == "choice"
+        else None
+    )
     min_chars = max_chars = register = None
     if scorer == "japanese":
         min_chars = table.get("min_chars", an_int(1), "an integer >= 1")
@@ -249,6 +289,7 @@ def _read_check(table: Table, scorer: ScorerName) -> PromptCheck:
         min_chars=min_chars,
         max_chars=max_chars,
         register=register,
+        choice=choice,
     )
 
 

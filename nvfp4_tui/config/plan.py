@@ -61,8 +61,13 @@ class LaunchPlan:
                 e.id: {key: getattr(e, key) for key in _ENDPOINT_CHOICES}
                 for e in self.profile.endpoints
             },
-            "files": _digests([self.profile.path, *(s.path for s in self.suites.values())]),
+            "files": _digests([self.profile.path, *self._suite_files()]),
         }
+
+    def _suite_files(self) -> list[Path]:
+        """Each suite's file, and the dataset a suite reads its prompts from."""
+        files = [s.path for s in self.suites.values()]
+        return files + [s.dataset.source for s in self.suites.values() if s.dataset]
 
     @classmethod
     def from_plain(cls, plain: Mapping[str, Any]) -> LaunchPlan:
@@ -77,7 +82,7 @@ class LaunchPlan:
         chosen: Mapping[str, Mapping[str, Any]] = plain["endpoints"]
         endpoints = tuple(replace(e, **chosen.get(e.id, {})) for e in profile.endpoints)
         profile = replace(profile, run=_run_from_plain(plain["run"]), endpoints=endpoints)
-        return cls(profile, load_suites(profile.suite_dirs, profile.run.suites))
+        return cls(profile, _suites_of(profile))
 
 
 def plan_run(profile: Profile, *, gpu_telemetry: str | None = None) -> LaunchPlan:
@@ -86,7 +91,14 @@ def plan_run(profile: Profile, *, gpu_telemetry: str | None = None) -> LaunchPla
     each one missing or bad, before anything starts)."""
     if gpu_telemetry is not None:
         profile = profile.with_telemetry(gpu_telemetry)
-    return LaunchPlan(profile, load_suites(profile.suite_dirs, profile.run.suites))
+    return LaunchPlan(profile, _suites_of(profile))
+
+
+def _suites_of(profile: Profile) -> dict[str, Suite]:
+    """The run's suites, each cut to ``run.sample`` prompts when it asks for a sample."""
+    run = profile.run
+    suites = load_suites(profile.suite_dirs, run.suites)
+    return {name: suite.sampled(run.sample, run.seed) for name, suite in suites.items()}
 
 
 def _digests(paths: Iterable[Path]) -> dict[str, str]:

@@ -225,6 +225,7 @@ class RunPlan:
     # The GPU telemetry of every endpoint that sets none (and is not simulated): a Prometheus
     # server that scrapes the whole fleet is named once. None: "nvml".
     telemetry: str | None = None
+    sample: int | None = None  # at most this many prompts per suite, picked by ``seed``
 
 
 @dataclass(frozen=True)
@@ -584,6 +585,7 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
         limits=_read_limits(table),
         workers=table.get("workers", an_int(1, MAX_WORKERS), _WORKERS, None),
         telemetry=table.get("telemetry", _telemetry, _TELEMETRY, None),
+        sample=table.get("sample", _requests, _REQUESTS, None),
         **_read_load(table),
     )
     for key, message in _plan_problems(plan):
@@ -707,6 +709,7 @@ def with_overrides(
     arrivals: str | None = None,
     sweep: bool = False,
     workers: int | None = None,
+    sample: int | None = None,
 ) -> Profile:
     """The profile with the command line's plan options applied over its [run] table.
 
@@ -741,6 +744,9 @@ def with_overrides(
     if workers is not None:
         _check_option("--workers", workers, an_int(1, MAX_WORKERS), _WORKERS)
         run = replace(run, workers=workers)
+    if sample is not None:
+        _check_option("--limit", sample, _requests, _REQUESTS)
+        run = replace(run, sample=sample)
     problems = [f"{profile.path}: run.{key}: {message}" for key, message in _plan_problems(run)]
     if problems:
         raise ConfigError([f"{line} (with the command line's options)" for line in problems])

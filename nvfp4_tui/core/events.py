@@ -88,6 +88,21 @@ class EndpointConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class BenchmarkSuite:
+    """A suite that runs a dataset (HumanEval, or a JSONL file): its scores are shown in a
+    section of their own under this label, never pooled with the seed's suites."""
+
+    suite: str
+    benchmark: str  # "HumanEval"
+    metric: str  # what one answer's verified score is: "pass@1", "exact match", "accuracy"
+    sampling: str  # "greedy" (temperature 0) or "temperature 0.8"
+    protocol: str  # how the prompts are put: "chat prompt v1" ("" when the suite says nothing)
+    problems: int  # prompts planned (a sample may take fewer than the dataset's rows)
+    dataset_rows: int  # usable rows in the dataset
+    rows_skipped: int = 0  # rows left out as unusable
+
+
+@dataclass(frozen=True, slots=True)
 class RunStarted:
     t: float
     run_id: str
@@ -96,6 +111,7 @@ class RunStarted:
     phases: tuple[PhasePlan, ...]
     # Empty in a run recorded before it was carried, in an import, or where probing failed.
     configuration: tuple[EndpointConfig, ...] = ()
+    benchmarks: tuple[BenchmarkSuite, ...] = ()  # its dataset suites (empty in older runs)
 
     @property
     def total_requests(self) -> int | None:
@@ -360,6 +376,7 @@ def from_dict(body: dict[str, Any]) -> Event:
         body["endpoints"] = tuple(EndpointInfo(**e) for e in body["endpoints"])
         body["phases"] = tuple(PhasePlan(**p) for p in body["phases"])
         body["configuration"] = tuple(EndpointConfig(**c) for c in body.get("configuration", ()))
+        body["benchmarks"] = tuple(BenchmarkSuite(**b) for b in body.get("benchmarks", ()))
     known = {f.name for f in fields(cls)}
     unknown = set(body) - known
     if unknown:

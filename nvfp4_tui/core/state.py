@@ -27,6 +27,7 @@ from nvfp4_tui.core.endpoint_state import (
     request_end_t,
 )
 from nvfp4_tui.core.events import (
+    BenchmarkSuite,
     EndpointConfig,
     EndpointInfo,
     EndpointStatus,
@@ -60,6 +61,7 @@ class FleetState:
         self.total_requests: int | None = None
         self.endpoints: dict[str, EndpointState] = {}  # in the order RunStarted listed them
         self.configuration: dict[str, EndpointConfig] = {}  # what each server said at start
+        self.benchmarks: tuple[BenchmarkSuite, ...] = ()  # the run's dataset suites
         # By node and index, whether or not an endpoint names the GPU: each node has a GPU 0.
         self.gpus: dict[GpuKey, GpuTrack] = {}
         self._gpu_keys = GpuKeys()  # which card a sample names, under the run's endpoints
@@ -124,6 +126,7 @@ class FleetState:
         self.status, self.finish_message = "running", None
         self.total_requests = event.total_requests
         self.configuration = {c.endpoint_id: c for c in event.configuration}
+        self.benchmarks = event.benchmarks
         self.figures = LeaderboardFold()
         self._gpu_keys = GpuKeys.of(event.endpoints)
         self.endpoints = {
@@ -237,4 +240,5 @@ class FleetState:
             planned_loads=tuple(
                 dict.fromkeys(p.load for e in endpoints for p in e.phase_progress())
             ),
+            benchmarks=self.benchmarks,
         )

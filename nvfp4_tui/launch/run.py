@@ -125,10 +125,33 @@ def run_headless(plan: LaunchPlan, out_root: Path, *, json_lines: bool = False) 
     return result.exit_code
 
 
+# Bad dataset rows named one by one on stderr; past this many a suite's are counted only.
+ROWS_LEFT_OUT_SHOWN = 20
+
+
+def say_rows_left_out(plan: LaunchPlan, stream: TextIO | None = None) -> None:
+    """Each dataset row a suite left out as unusable, then how many, before the run starts
+    (the report's benchmark section counts them too)."""
+    stream = stream or sys.stderr
+    for suite in plan.suites.values():
+        if suite.dataset is None or not suite.dataset.skipped:
+            continue
+        skipped = suite.dataset.skipped
+        for line in skipped[:ROWS_LEFT_OUT_SHOWN]:
+            print(line, file=stream)
+        print(
+            f"{suite.name}: {len(skipped)} unusable row{'s' * (len(skipped) != 1)} of "
+            f"{suite.dataset.source} left out; it runs the {suite.dataset.rows} others",
+            file=stream,
+            flush=True,
+        )
+
+
 def run_profile(
     profile: Profile, out_root: Path, *, headless: bool, json_lines: bool = False
 ) -> int:
     plan = plan_run(profile)
+    say_rows_left_out(plan)
     if headless:
         return run_headless(plan, out_root, json_lines=json_lines)
     from nvfp4_tui.launch.ui import run_with_ui
@@ -148,6 +171,7 @@ def run_demo(
     from nvfp4_tui.sim.process import SimProcess
 
     plan = plan_run(profile, gpu_telemetry=gpu_telemetry)
+    say_rows_left_out(plan)
     with SimProcess(profile.path, time_scale=time_scale) as sim:
         live = plan.with_urls(sim.urls, time_scale)
         if headless:

@@ -19,6 +19,7 @@ import polars as pl
 
 from nvfp4_tui.bench.provenance import CONFIGURATION_HEADERS, configuration_rows
 from nvfp4_tui.core.events import SUSPECT_ERROR_KIND, EndpointInfo, Event, PhaseFinished, RunStarted
+from nvfp4_tui.core.figures.benchmarks import BenchmarkSection, benchmark_sections
 from nvfp4_tui.core.figures.board import (
     ROUTE_MIN_PROMPTS,
     Board,
@@ -230,11 +231,14 @@ def board_of(requests: pl.DataFrame, events: Sequence[Event]) -> Board:
     endpoints = endpoints_of(events)
     order = [e.id for e in endpoints]
     planned = [p for e in events if isinstance(e, RunStarted) for p in e.phases]
+    # A snapshot written to twice: the later run's record of a suite is the one kept.
+    benchmarks = {b.suite: b for e in events if isinstance(e, RunStarted) for b in e.benchmarks}
     return Board(
         endpoints=endpoints,
         rows=fold.rows(order, _plan_suites(events, requests)),
         levels=fold.levels(order),
         planned_loads=tuple(dict.fromkeys(Load.of_plan(p) for p in planned)),
+        benchmarks=tuple(benchmarks.values()),
     )
 
 
@@ -278,8 +282,13 @@ def _interval(low: float | None, high: float | None) -> str:
 def summary_tables(board: Board, score_name: str) -> list[Table]:
     """The seed's tables: quality at the lowest load (c=1), speed vs class, aggregate throughput
     per load level, requests; then the route per task."""
+    # A run of benchmarks alone has no seed suite: its quality table would be empty.
+    quality = (
+        [quality_summary(board, score_name)] if board.seed_suites or not board.benchmarks else []
+    )
     tables = [
-        quality_summary(board, score_name),
+        *quality,
+        *benchmark_tables(board),
         speed_summary(board),
         throughput_summary(board),
         requests_summary(board),
@@ -380,6 +389,48 @@ def route_summary(board: Board, score_name: str) -> Table | None:
         ["suite", "route to", "quality", "decode tok/s", "best", "best 95% interval"],
         [_route_cells(route, _labels(board)) for route in routes],
     )
+
+
+def benchmark_table(section: BenchmarkSection, labels: dict[str, str]) -> Table:
+    """One standard benchmark, kept out of the quality table above and its averages."""
+    note = f"; {section.note}" if section.note else ""
+    metric = section.benchmark.metric
+    return (
+        f"Standard benchmark: {section.label} (every load level{note})",
+        ["endpoint", metric, "95% interval", "problems scored"],
+        [
+            [
+                labels.get(eid, eid),
+                _fmt(s.mean, ".3f"),
+                _interval(s.ci95_low, s.ci95_high),
+                str(s.n),
+            ]
+            for eid, s in section.scores
+        ],
+    )
+
+
+def benchmark_tables(board: Board) -> list[Table]:
+    """Each standard benchmark of the run in a table of its own."""
+    return [benchmark_table(section, _labels(board)) for section in benchmark_sections(board)]
+
+
+def benchmark_json(board: Board) -> list[dict]:
+    """``kind: benchmark`` rows of ``--format json``: one per benchmark and endpoint."""
+    return [
+        {
+            "kind": "benchmark",
+            "label": section.label,
+            **asdict(section.benchmark),
+            "endpoint": eid,
+            "score": score.mean,
+            "ci95_low": score.ci95_low,
+            "ci95_high": score.ci95_high,
+            "problems_scored": score.n,
+        }
+        for section in benchmark_sections(board)
+        for eid, score in section.scores
+    ]
 
 
 def _route_cells(route: Route, labels: dict[str, str]) -> list[str]:
@@ -621,7 +672,7 @@ def render_snapshot(
         raise ValueError(f"report format must be one of {list(REPORT_FORMATS)}, got {fmt!r}")
     if fmt == "json":
         board = snapshot_board(snapshot)
-        rows = leaderboard_json(board, score_name)
+        rows = [*leaderboard_json(board, score_name), *benchmark_json(board)]
         return json.dumps([*rows, *load_json_rows(snapshot.report_events())], indent=1)
     markdown = fmt == "markdown"
     parts = [] if not snapshot.warnings else [read_in_part_note(snapshot)]

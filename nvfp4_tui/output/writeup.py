@@ -32,6 +32,7 @@ from nvfp4_tui.output.figures.files import image_renderer, write_figures
 from nvfp4_tui.output.figures.inputs import figure_inputs
 from nvfp4_tui.output.report import (
     Table,
+    benchmark_tables,
     capacity_table,
     doubt_table,
     provenance_table,
@@ -217,6 +218,10 @@ def build_writeup(snapshot: Snapshot, score_name: str | None = None) -> Writeup:
                 *_figure_blocks(figures, "quality", "profile"),
             ),
         ),
+    ]
+    if benchmarks := benchmark_tables(board):  # never pooled with the suites above
+        sections.append(Section("Standard benchmarks", tuple(map(TableBlock, benchmarks))))
+    sections += [
         Section(
             "Speed",
             (

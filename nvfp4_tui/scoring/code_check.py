@@ -4,7 +4,16 @@ Which code is tested: the fenced blocks marked ``python``/``py``/``python3`` or 
 unclosed last fence, as in an answer cut off by max_tokens, runs to the end); blocks that do not
 parse are set aside. With ``defines`` in the check, the first block that defines every one of
 those names at top level, else all parseable blocks joined in order; without it, the longest
-block. An answer without fences is taken whole if it parses as Python. The score is
+block. An answer without fences is taken whole if it parses as Python.
+
+A check with a ``stub`` (a HumanEval problem's signature and docstring) is completed instead:
+the answer's code is its fenced blocks, in order, else the whole answer. The first of those that
+parses and defines the entry point at top level runs after the whole stub: its definition
+replaces the stub's, whose imports and helper functions stay, so an answer that leaves out
+``from typing import List`` still runs. Failing that, the first one that continues the stub's
+function (a body alone; one written flush left is indented) runs appended to the stub.
+
+The score is
 passed / total hidden tests; the detail lists the failing tests, each with its reason, and which
 sandbox ran them (``sandbox:bwrap`` or ``sandbox:rlimit-only``).
 """
@@ -13,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 
 from nvfp4_tui.config.checks import PromptCheck, parse_python
 from nvfp4_tui.scoring.sandbox import SandboxLimits, SandboxRun, run_hidden_tests
@@ -21,6 +31,7 @@ _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([\w+-]*)")
 _PYTHON_TAGS = frozenset({"", "python", "py", "python3"})
 _DETAIL_CHARS = 400  # failing tests share what is left after the names
 _MIN_REASON_CHARS = 12
+_BODY_INDENT = "    "
 
 
 def fenced_blocks(text: str) -> list[str]:
@@ -87,6 +98,27 @@ def select_code(answer_text: str, defines: tuple[str, ...]) -> tuple[str | None,
     return (None, "undefined:" + ",".join(missing)) if missing else (joined, "")
 
 
+def _as_body(code: str) -> str:
+    """A body for the stub's function: indented once when written flush left."""
+    lines = [line for line in code.splitlines() if line.strip()]
+    return textwrap.indent(code, _BODY_INDENT) if lines and not lines[0][0].isspace() else code
+
+
+def complete_stub(stub: str, answer_text: str, entry_point: str | None) -> tuple[str | None, str]:
+    """The program to test (the stub, then the answer's code), or None with the reason."""
+    pieces = fenced_blocks(answer_text) or [answer_text]
+    head = stub.rstrip("\n") + "\n"
+    for code in pieces:
+        tree = _parses(code)
+        if tree is not None and (entry_point is None or entry_point in top_level_names(tree)):
+            return f"{head}\n\n{code}\n", ""
+    for code in pieces:
+        program = f"{head}{_as_body(code)}\n"
+        if code.strip() and _parses(program) is not None:
+            return program, ""
+    return None, "syntax_error" if any(p.strip() for p in pieces) else "no_code"
+
+
 def describe(run: SandboxRun) -> str:
     """``passed:k/n``, then every failing test's name with as much of its reason as fits."""
     failed = [o for o in run.outcomes if o.outcome != "passed"]
@@ -114,7 +146,11 @@ def score_code(
     """passed / total hidden tests of the answer's code, run in the sandbox."""
     if check.tests is None:
         raise ValueError("a code_tests check needs hidden tests")
-    code, why = select_code(answer_text, check.defines)
+    if check.stub is not None:
+        entry_point = check.defines[0] if check.defines else None
+        code, why = complete_stub(check.stub, answer_text, entry_point)
+    else:
+        code, why = select_code(answer_text, check.defines)
     if code is None:
         return 0.0, f"passed:0/{len(check.tests.names)}|{why}"
     run = run_hidden_tests(code, check.tests, limits=limits, use_bwrap=use_bwrap)

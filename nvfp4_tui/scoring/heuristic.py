@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from nvfp4_tui.config.suites import ExpectedCall, Prompt, Suite
+from nvfp4_tui.scoring.choice_check import chosen_letter
 
 # Subtracted from a tool-call score per call beyond the number expected.
 EXTRA_CALL_PENALTY = 0.25
@@ -220,6 +221,9 @@ def score_answer(
         return score_signs(answer_text, CODE_SIGNS)
     if suite.kind == "math":
         return score_signs(answer_text, MATH_SIGNS)
+    if suite.kind == "choice":  # the seed had none: whether the answer picks one option at all
+        letter = chosen_letter(answer_text)
+        return (1.0, f"chose:{letter}") if letter else (0.0, "chose:none")
     if suite.min_words is None:
         raise ValueError(f"suite {suite.name!r} of kind text has no min_words")
     return score_text(answer_text, suite.min_words)

@@ -9,6 +9,7 @@ waits on one. Each scorer gives 0-1 and a detail string; see the scorer modules:
 - ``code_tests`` (``code_check``): hidden tests run in the sandbox, passed / total.
 - ``tool_schema`` (``tool_check``): calls validated against the tools' JSON Schemas and matched.
 - ``japanese`` (``japanese``): length in characters, kana/kanji share, register.
+- ``choice`` (``choice_check``): the option letter chosen, right or wrong.
 - ``coverage`` (english, design): the mean of the seed-comparable text heuristic and the share
   of the required parts addressed.
 
@@ -28,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from nvfp4_tui.config.suites import Prompt, Suite
+from nvfp4_tui.scoring.choice_check import score_choice
 from nvfp4_tui.scoring.code_check import score_code
 from nvfp4_tui.scoring.coverage import coverage
 from nvfp4_tui.scoring.heuristic import score_text
@@ -70,6 +72,8 @@ def _score(
         return score_code(check, answer, limits=limits, use_bwrap=use_bwrap)
     if suite.scorer == "japanese":
         return score_japanese(check, answer)
+    if suite.scorer == "choice":
+        return score_choice(check, answer)
     if suite.min_words is None:
         raise ValueError(f"suite {suite.name!r} of kind text has no min_words")
     heuristic, _ = score_text(answer, suite.min_words)

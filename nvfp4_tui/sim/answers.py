@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from nvfp4_tui.config.profile import SimSpec
 from nvfp4_tui.sim import codegen, designdoc, english, japanese, mathsteps
+from nvfp4_tui.sim.dataset_answers import AnswerKey
 from nvfp4_tui.sim.tokens import count_tokens, message_text, split_tokens
 from nvfp4_tui.sim.toolcalls import ToolCall, make_calls, pick_tools
 from nvfp4_tui.sim.writer import Writer
@@ -216,11 +217,13 @@ def _as_streamed(calls: list[ToolCall], pieces: list[Piece]) -> list[ToolCall]:
     return streamed
 
 
-def compose(spec: SimSpec, request: ChatRequest) -> Answer:
-    """The whole answer for ``request``, deterministic in ``spec.seed`` and the request."""
+def compose(spec: SimSpec, request: ChatRequest, key: AnswerKey | None = None) -> Answer:
+    """The whole answer for ``request``, deterministic in ``spec.seed`` and the request; a
+    dataset prompt in ``key`` gets its right or wrong answer (``dataset_answers``)."""
     rng = Random(f"{spec.seed}|{request.digest()}")
     category = classify(request)
     prompt = request.last_user_text
+    keyed = key.get(prompt) if key else None
     budget = request.max_tokens if request.max_tokens is not None else 1 << 30
     target = _target_tokens(category, request, rng, spec.quality)
 
@@ -249,12 +252,16 @@ def compose(spec: SimSpec, request: ChatRequest) -> Answer:
         calls = _as_streamed(calls, tool_pieces)
         pieces += tool_pieces
     elif left > 0:
-        writer = Writer(rng, spec.quality, max(1, target - len(reasoning_tokens)))
-        if category == "tool_call":
-            english.write_direct_reply(writer, prompt)
+        if keyed is not None:
+            text = keyed.pick(spec.quality, spec.seed)
         else:
-            _write(category, writer, prompt)
-        content_tokens = split_tokens(writer.text())
+            writer = Writer(rng, spec.quality, max(1, target - len(reasoning_tokens)))
+            if category == "tool_call":
+                english.write_direct_reply(writer, prompt)
+            else:
+                _write(category, writer, prompt)
+            text = writer.text()
+        content_tokens = split_tokens(text)
         if len(content_tokens) >= left:  # vLLM says "length" once max_tokens is reached
             content_tokens = content_tokens[:left]
             finish = "length"

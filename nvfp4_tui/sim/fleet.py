@@ -18,6 +18,7 @@ from types import TracebackType
 from urllib.parse import urlparse
 
 from nvfp4_tui.config.profile import Endpoint, FaultSpec, Profile
+from nvfp4_tui.sim.dataset_answers import AnswerKey, answer_key, dataset_suites
 from nvfp4_tui.sim.load import DEFAULT_MAX_NUM_SEQS
 from nvfp4_tui.sim.server import SimEndpoint
 from nvfp4_tui.sim.timer import new_punctual_loop
@@ -28,6 +29,7 @@ class SimFleet:
 
     Ports: ``port_base`` + i for the i-th simulated endpoint; ``None`` or 0 lets the OS choose;
     ``profile_ports=True`` takes each endpoint's port from its profile URL instead.
+    ``answer_key``: the right and wrong answers to dataset suites' prompts (``dataset_answers``).
     """
 
     def __init__(
@@ -39,6 +41,7 @@ class SimFleet:
         host: str = "127.0.0.1",
         profile_ports: bool = False,
         max_num_seqs: int = DEFAULT_MAX_NUM_SEQS,
+        answer_key: AnswerKey | None = None,
     ) -> None:
         self._all = tuple(endpoints)
         self._host = host
@@ -54,6 +57,7 @@ class SimFleet:
                 time_scale=time_scale,
                 max_num_seqs=max_num_seqs,
                 peers=self.servers,
+                answer_key=answer_key,
             )
 
     def _port(self, position: int, endpoint: Endpoint) -> int:
@@ -141,6 +145,7 @@ async def _serve(
         time_scale=time_scale,
         port_base=port_base,
         profile_ports=port_base is None,
+        answer_key=answer_key(dataset_suites(profile)),
     )
     async with fleet:
         for line in _ready_lines(fleet, json_lines):

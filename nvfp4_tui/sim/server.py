@@ -30,6 +30,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from nvfp4_tui import __version__
 from nvfp4_tui.config.profile import Endpoint, FaultSpec
 from nvfp4_tui.sim.answers import Answer, ChatRequest, Piece, compose
+from nvfp4_tui.sim.dataset_answers import AnswerKey
 from nvfp4_tui.sim.faults import FaultPlan, draw_faults, faults_from_json, faults_to_json
 from nvfp4_tui.sim.gpu import SimGpu
 from nvfp4_tui.sim.kv_cache import kv_capacity_tokens
@@ -151,6 +152,7 @@ class SimEndpoint:
         time_scale: float = 1.0,
         max_num_seqs: int = DEFAULT_MAX_NUM_SEQS,
         peers: Mapping[str, SimEndpoint] | None = None,
+        answer_key: AnswerKey | None = None,
     ) -> None:
         if endpoint.sim is None:
             raise ValueError(f"endpoint {endpoint.id!r} has no [sim] table")
@@ -158,6 +160,7 @@ class SimEndpoint:
             raise ValueError(f"time_scale must be > 0, got {time_scale}")
         self.endpoint = endpoint
         self.spec = endpoint.sim
+        self.answer_key = answer_key  # dataset prompts' right and wrong answers
         self.time_scale = time_scale
         self.faults: FaultSpec = self.spec.faults
         self.load = EndpointLoad(
@@ -314,7 +317,7 @@ class SimEndpoint:
         key = request.digest()
         answer = self._answers.get(key)
         if answer is None:
-            answer = compose(self.spec, request)
+            answer = compose(self.spec, request, self.answer_key)
             self._answers[key] = answer
             if len(self._answers) > _ANSWER_CACHE_SIZE:
                 self._answers.popitem(last=False)

@@ -15,6 +15,7 @@ import neighbour
 import peer
 import pytest
 import readme_table
+import sandbox_throughput
 import store_io
 import ui_cost
 import ui_speed
@@ -221,3 +222,12 @@ def test_worker_scaling_runs_each_worker_count() -> None:
     assert rows[0]["ratio_to_1"] == 1.0
     assert "Ingest ceiling" in _rendered(worker_scaling.report(numbers))
     assert len(worker_scaling.targets(numbers)) == 1
+
+
+def test_sandbox_throughput_verifies_and_rates_the_fleet() -> None:
+    numbers = sandbox_throughput.run(sandbox_throughput.Settings(problems=3))
+    assert (numbers["verifications"], numbers["passed"], numbers["failed"]) == (3, 3, [])
+    assert set(numbers["fleet_answers_per_s"]) == {"c=1", "c=4"}
+    assert numbers["fleet_answers_per_s"]["c=4"] > numbers["fleet_answers_per_s"]["c=1"] > 0
+    assert sandbox_throughput.targets(numbers)[0].met is True
+    assert _rendered(sandbox_throughput.report(numbers))

@@ -95,7 +95,8 @@ def _shipped_suite_docs() -> dict[str, dict[str, Any]]:
     docs = {}
     for path in sorted(SHIPPED_SUITES.glob("*.toml")):
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
-        doc["prompt"] = doc["prompt"][:PROMPTS_KEPT]
+        if "prompt" in doc:  # a dataset suite (humaneval) has none: its rows come from a file
+            doc["prompt"] = doc["prompt"][:PROMPTS_KEPT]
         docs[path.stem] = doc
     return docs
 

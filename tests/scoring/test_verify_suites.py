@@ -128,7 +128,7 @@ BAD = [
         MATH_SUITE.replace('scorer = "math"', 'scorer = "regex"') + "[prompt.check]\n",
         [
             'suite.scorer: expected "math" | "code_tests" | "tool_schema" | "japanese" | '
-            '"coverage", got "regex"'
+            '"coverage" | "choice", got "regex"'
         ],
     ),
     (

@@ -4,6 +4,10 @@ task. The leaderboard screen, the text report and the JSON read these, never the
 
 The base level is the lowest load planned or seen (closed loop before open), the level the
 seed's quality and speed tables use.
+
+Suites that run a dataset (``Board.benchmarks``: HumanEval, a JSONL file) have their own
+section (``figures.benchmarks``); the quality table and the Pareto frontier pool the seed's
+suites alone, so a benchmark never moves a seed-comparable average.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from nvfp4_tui.core.events import EndpointInfo
+from nvfp4_tui.core.events import BenchmarkSuite, EndpointInfo
 from nvfp4_tui.core.figures.intervals import wilson_95
 from nvfp4_tui.core.figures.leaderboard import LeaderRow, LevelRow
 from nvfp4_tui.core.figures.scores import shown_score
@@ -39,6 +43,7 @@ class Board:
     rows: tuple[LeaderRow, ...]
     levels: tuple[LevelRow, ...]
     planned_loads: tuple[Load, ...] = ()
+    benchmarks: tuple[BenchmarkSuite, ...] = ()  # the run's dataset suites
 
     __hash__ = None  # type: ignore[assignment]  # its rows hold mappings
 
@@ -52,6 +57,15 @@ class Board:
     @property
     def suites(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(r.suite for r in self.rows))
+
+    @property
+    def benchmark_suites(self) -> frozenset[str]:
+        return frozenset(b.suite for b in self.benchmarks)
+
+    @property
+    def seed_suites(self) -> tuple[str, ...]:
+        """The suites whose scores pool into averages: every one but the benchmarks."""
+        return tuple(s for s in self.suites if s not in self.benchmark_suites)
 
     def has_scores(self, name: str) -> bool:
         return any(r.score(name).n for r in self.rows)
@@ -119,17 +133,19 @@ def quality_table(board: Board, score_name: str) -> QualityTable:
     cells: dict[tuple[str, str], StatsSummary] = {}
     for eid in board.endpoint_ids:
         for suite, row in board.at_base(eid).items():
-            if (stats := row.score(score_name)).n:
+            if suite not in board.benchmark_suites and (stats := row.score(score_name)).n:
                 cells[(suite, eid)] = stats
     best: dict[str, frozenset[str]] = {}
-    for suite in board.suites:
+    for suite in board.seed_suites:
         means = {
             eid: s.mean for (sx, eid), s in cells.items() if sx == suite and s.mean is not None
         }
         if means:
             top = max(means.values())
             best[suite] = frozenset(eid for eid, m in means.items() if math.isclose(m, top))
-    return QualityTable(board.base_load, score_name, board.suites, board.endpoint_ids, cells, best)
+    return QualityTable(
+        board.base_load, score_name, board.seed_suites, board.endpoint_ids, cells, best
+    )
 
 
 def class_averages(
@@ -221,7 +237,9 @@ def pareto_points(
     for eid in board.endpoint_ids:
         rows = board.at_base(eid).values()
         tps = pooled_mean(getattr(r, speed) for r in rows)
-        quality = pooled_mean(r.score(score_name) for r in rows)
+        quality = pooled_mean(
+            r.score(score_name) for r in rows if r.suite not in board.benchmark_suites
+        )
         if tps is not None and quality is not None and _chartable(tps, quality):
             raw.append((eid, tps, quality))
 

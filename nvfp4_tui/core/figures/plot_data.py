@@ -302,17 +302,20 @@ def _suite_bars(
     *,
     bounded: bool,
     interval: str,
+    among: tuple[str, ...] | None = None,
 ) -> SuiteBars | Omitted:
+    """Bars per suite of ``among`` (default: every suite of the run)."""
     board = inputs.board
+    among = board.suites if among is None else among
     cells: dict[tuple[str, str], Estimate] = {}
     for eid in board.endpoint_ids:
         for suite, row in board.at_base(eid).items():
-            if (found := estimate(value(row))) is not None:
+            if suite in among and (found := estimate(value(row))) is not None:
                 cells[(suite, eid)] = found
-    suites = tuple(s for s in board.suites if any((s, e) in cells for e in board.endpoint_ids))
+    suites = tuple(s for s in among if any((s, e) in cells for e in board.endpoint_ids))
     if not cells:
         return Omitted(name, title, "no request of the run has this figure's value")
-    empty = [s for s in board.suites if s not in suites]
+    empty = [s for s in among if s not in suites]
     note = f"no value on {', '.join(empty)}: left out" if empty else ""
     return SuiteBars(
         name, title, value_label, bounded, interval, suites, series_of(board), cells, note
@@ -330,6 +333,7 @@ def quality_bars(inputs: FigureInputs) -> SuiteBars | Omitted:
         lambda row: row.score(score),
         bounded=True,
         interval="Wilson 95% interval",
+        among=board.seed_suites,  # standard benchmarks have their own table (figures.benchmarks)
     )
 
 

@@ -16,6 +16,7 @@ from textual.content import Content
 from textual.widgets import Footer, Static
 from textual_plotext.plot import Plot
 
+from nvfp4_tui.core.figures.benchmarks import benchmark_sections
 from nvfp4_tui.core.figures.board import (
     ROUTE_MIN_PROMPTS,
     Board,
@@ -87,6 +88,7 @@ class LeaderboardScreen(StateScreen):
         # tables refresh.
         with VerticalScroll(id="lb-body"):
             yield LiveTable(id="quality", header_height=2)
+            yield LiveTable(id="benchmarks")
             with Horizontal(id="lb-middle"):
                 yield LiveTable(id="speed")
                 yield LiveTable(id="routes")
@@ -141,6 +143,7 @@ class LeaderboardScreen(StateScreen):
         )
         self.query_one(ConfigurationBlock).show(state, labels)
         self._show_quality(state, board, labels, styles, score_name)
+        self._show_benchmarks(board, labels, styles)
         self._show_speed(board, labels, styles)
         self._show_routes(board, labels, styles, score_name)
         self._show_capacity(state, labels, styles)
@@ -159,6 +162,7 @@ class LeaderboardScreen(StateScreen):
     ) -> None:
         table = self.query_one("#quality", LiveTable)
         q = quality_table(board, score_name)
+        table.display = bool(q.suites) or not board.benchmarks  # benchmarks alone: none to show
         score = score_label(score_name)
         table.border_title = (
             f"Quality ({score} score, mean) by suite at {base_text(board)} · best per row in bold"
@@ -184,6 +188,44 @@ class LeaderboardScreen(StateScreen):
                 cell.append(f" {stats.n:>2}", style=styles.muted)
                 cells.append(cell)
             rows.append((suite, cells))
+        table.show_rows(columns, rows)
+
+    def _show_benchmarks(self, board: Board, labels: dict[str, str], styles: CellStyles) -> None:
+        """Standard benchmarks, each under its label: shown only for a run that has one."""
+        table = self.query_one("#benchmarks", LiveTable)
+        sections = benchmark_sections(board)
+        table.display = bool(sections)
+        if not sections:
+            return
+        table.border_title = (
+            "Standard benchmarks (verified, every load level; not in the quality averages)"
+        )
+        columns: list[Column] = [
+            ("benchmark", "benchmark and protocol"),
+            ("endpoint", "endpoint"),
+            ("score", _right("score")),
+            ("ci", _right("95% CI")),
+            ("n", _right("scored")),
+        ]
+        rows: list[Row] = []
+        for section in sections:
+            label = section.label + (f" ({section.note})" if section.note else "")
+            top = max((s.mean or 0.0 for _, s in section.scores), default=None)
+            for eid, score in section.scores:
+                low, high = score.ci95_low, score.ci95_high
+                cells: list[Cell] = [
+                    Text(label),
+                    Text(labels.get(eid, eid)),
+                    _right(units.score(score.mean), styles.best if score.mean == top else ""),
+                    _right(
+                        units.DASH
+                        if low is None or high is None
+                        else f"{units.score(low)}–{units.score(high)}",
+                        styles.muted,
+                    ),
+                    _right(str(score.n), styles.muted),
+                ]
+                rows.append((f"{section.benchmark.suite}/{eid}", cells))
         table.show_rows(columns, rows)
 
     def _show_speed(self, board: Board, labels: dict[str, str], styles: CellStyles) -> None:
