@@ -72,6 +72,14 @@ def addresses(hosts: Sequence[str], ports: Sequence[int], urls: Sequence[str]) -
         parsed = urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ConfigError([f"{url!r}: expected an http(s) URL such as http://127.0.0.1:8016"])
+        if "@" in parsed.netloc:
+            # Said without the URL: its user:password part would be echoed to the terminal.
+            raise ConfigError(
+                [
+                    f"{parsed.hostname}: expected a URL without user:password@ "
+                    "(keys belong in env vars: api_key_env)"
+                ]
+            )
         base = url.rstrip("/")
         bases.append(base.removesuffix("/v1"))
     if len(bases) > MAX_ADDRESSES:

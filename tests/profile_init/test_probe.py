@@ -106,6 +106,9 @@ def test_ports_and_addresses() -> None:
             parse_ports(bad)
     with pytest.raises(ConfigError, match="expected an http"):
         addresses([], [], ["ftp://h"])
+    with pytest.raises(ConfigError, match="without user:password@") as refused:
+        addresses([], [], ["http://me:hunter2@h:1"])
+    assert "hunter2" not in str(refused.value)
 
 
 async def test_a_model_list_arriving_in_pieces_is_read_whole() -> None:
