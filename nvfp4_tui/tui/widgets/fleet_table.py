@@ -1,0 +1,285 @@
+"""FleetTable: the fleet one line per endpoint, for terminals too small for the grid (compact)
+and fleets too large for it (table: sortable, grouped by node, node totals).
+
+Each line is drawn from the endpoint's ``PaneReadout``, the same values its pane shows, and the
+totals from ``core.figures.fleet``; this module only lays them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from nvfp4_tui.core.figures.fleet import FleetTotals
+from nvfp4_tui.core.figures.pane import SuiteQuality
+from nvfp4_tui.core.figures.scores import SCORE_LABELS
+from nvfp4_tui.tui import units
+from nvfp4_tui.tui.palette import CellStyles
+from nvfp4_tui.tui.text_fit import fit_words
+from nvfp4_tui.tui.widgets.gpu_pane import STATUS_MARK, STATUS_TEXT, PaneReadout
+from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
+from nvfp4_tui.tui.widgets.spark_bars import BARS
+
+FLEET_ROW = "fleet"  # the key of the totals row
+NODE_ROW = "node:"  # the prefix of a node's totals row
+NO_NODE = "(no node)"
+NAME_MIN_W = 10
+# What the other columns of each view take, with a space after each, so the endpoint's name
+# gets the rest of the width, cut at a word.
+COMPACT_FIXED_W = 60
+TABLE_FIXED_W = 78
+
+
+@dataclass(frozen=True)
+class EndpointLine:
+    """One endpoint as a line of the compact or table view."""
+
+    endpoint_id: str
+    node: str
+    gpu: int | None
+    label: str
+    phase: str | None  # the phase running now, e.g. "math·c4"
+    readout: PaneReadout
+
+    @property
+    def vram_pct(self) -> float | None:
+        used, total = self.readout.vram.used_mib, self.readout.vram.total_mib
+        if used is None or not total or self.readout.vram.freshness == "none":
+            return None
+        return used / total * 100
+
+    @property
+    def quality_mean(self) -> float | None:
+        """The mean of the suites' means, for sorting: the bar shows each suite."""
+        means = [q.mean for q in self.readout.quality if q.mean is not None]
+        return sum(means) / len(means) if means else None
+
+
+@dataclass(frozen=True)
+class SortKey:
+    name: str  # as the header says it
+    value: Callable[[EndpointLine], float | str | None]
+    descending: bool
+
+
+SORT_KEYS: tuple[SortKey, ...] = (
+    SortKey("GPU", lambda e: e.gpu, False),
+    SortKey("tok/s", lambda e: e.readout.decode_tps, True),
+    SortKey("TTFT", lambda e: e.readout.timing.ttft_p50_s, False),
+    SortKey("VRAM", lambda e: e.vram_pct, True),
+    SortKey("power", lambda e: e.readout.gpu.power_w, True),
+    SortKey("quality", lambda e: e.quality_mean, True),
+    SortKey("errors", lambda e: e.readout.errors.count, True),
+    SortKey("endpoint", lambda e: e.label.lower(), False),
+)
+
+
+def sorted_lines(lines: Sequence[EndpointLine], sort: SortKey) -> list[EndpointLine]:
+    """``lines`` by ``sort``, unknown values last whichever the direction, then by GPU."""
+
+    def key(line: EndpointLine) -> tuple[bool, float | str, int]:
+        value = sort.value(line)
+        if value is None:
+            return True, 0.0, line.gpu if line.gpu is not None else -1
+        if sort.descending and not isinstance(value, str):
+            value = -value
+        return False, value, line.gpu if line.gpu is not None else -1
+
+    return sorted(lines, key=key)
+
+
+def by_node(lines: Sequence[EndpointLine]) -> dict[str, list[EndpointLine]]:
+    groups: dict[str, list[EndpointLine]] = {}
+    for line in lines:
+        groups.setdefault(line.node or NO_NODE, []).append(line)
+    return dict(sorted(groups.items()))
+
+
+def quality_bar(quality: Sequence[SuiteQuality]) -> str:
+    """One character per suite, as high as its mean score (a dot: no score yet)."""
+    return "".join(
+        "·" if q.mean is None else BARS[min(len(BARS) - 1, int(q.mean * len(BARS)))]
+        for q in quality
+    )
+
+
+def _spaced(cell: Cell, index: int) -> Text:
+    """A cell with a space before it: the table's only column gap (a trailing one would be
+    stripped from right-aligned numbers)."""
+    text = Text(cell) if isinstance(cell, str) else cell.copy()
+    text.pad_left(1)
+    return text
+
+
+def _right(text: str, style: str = "") -> Text:
+    return Text(text, style=style, justify="right")
+
+
+def _status(line: EndpointLine, styles: CellStyles) -> Text:
+    status = line.readout.status
+    mark = STATUS_MARK.get(status, "○")
+    if status == "running" and line.phase:
+        return Text(f"{mark} {line.phase}", style=styles.ok)
+    style = {
+        "running": styles.ok,
+        "down": styles.error,
+        "error": styles.error,
+        "paused": styles.warning,
+        "warmup": styles.warning,
+    }.get(status, styles.muted)
+    return Text(f"{mark} {STATUS_TEXT.get(status, status)}", style=style)
+
+
+def _gpu(gpu: int | None) -> Text:
+    return _right(units.DASH if gpu is None else str(gpu))
+
+
+def _errors(count: int, styles: CellStyles) -> Text:
+    return _right(str(count), styles.error if count else styles.muted)
+
+
+def endpoint_cells(
+    line: EndpointLine, name_w: int, styles: CellStyles, *, table: bool
+) -> list[Cell]:
+    r = line.readout
+    power = r.gpu.power_w if r.gpu.freshness != "none" else None
+    cells: list[Cell] = [
+        _gpu(line.gpu),
+        Text(fit_words(line.label, name_w)),
+        _status(line, styles),
+        _right(units.DASH if r.decode_tps is None else f"{r.decode_tps:.0f}"),
+        _right(units.seconds_as_ms(r.timing.ttft_p50_s)),
+        _right(units.pct(line.vram_pct)),
+        _right(units.watts(power)),
+        Text(quality_bar(r.quality), style=styles.bar),
+        _errors(r.errors.count, styles),
+    ]
+    if table:
+        flight = units.DASH if r.timing.in_flight is None else str(r.timing.in_flight)
+        mean = line.quality_mean
+        cells[7:7] = [_right(flight)]
+        cells[9:9] = [_right(units.score(mean))]
+        cells.insert(0, Text(line.node or NO_NODE, style=styles.muted))
+    return cells
+
+
+def totals_cells(
+    what: str, totals: FleetTotals, width: int, styles: CellStyles, *, table: bool
+) -> list[Cell]:
+    decode = units.DASH if totals.decode_tps is None else f"{totals.decode_tps:.0f}"
+    if totals.decode_estimated and totals.decode_tps is not None:
+        decode = f"≈{decode}"
+    cells: list[Cell] = [
+        Text(""),
+        Text(fit_words(what, width), style="bold"),
+        Text(f"{totals.active}/{totals.endpoints} active", style=styles.muted),
+        _right(decode, "bold"),
+        Text(""),
+        Text(""),
+        _right(units.watts(totals.power_w), "bold"),
+        Text(f"{totals.requests_done} req", style=styles.muted),
+        _errors(totals.errors, styles),
+    ]
+    if table:
+        cells[7:7] = [Text("")]
+        cells[9:9] = [Text("")]
+        cells.insert(0, Text(""))
+    return cells
+
+
+def columns(table: bool, sort: SortKey | None) -> list[Column]:
+    names = [
+        ("gpu", "GPU"),
+        ("endpoint", "endpoint"),
+        ("status", "status"),
+        ("tok/s", "tok/s"),
+        ("TTFT", "TTFT"),
+        ("VRAM", "VRAM"),
+        ("power", "power"),
+        ("quality", "quality"),
+        ("errors", "err"),
+    ]
+    if table:
+        names[7:7] = [("flight", "in flight")]
+        names[9:9] = [("mean", "mean")]
+        names.insert(0, ("node", "node"))
+    out: list[Column] = []
+    for key, label in names:
+        marked = sort is not None and sort.name in (key, label)
+        arrow = (" ▼" if sort and sort.descending else " ▲") if marked else ""
+        right = key not in ("endpoint", "status", "quality", "node")
+        text = Text(
+            label + arrow, style="bold" if marked else "", justify="right" if right else "left"
+        )
+        out.append((key, text))
+    return out
+
+
+class FleetTable(LiveTable):
+    """The compact view (``table=False``) or the table view of the fleet."""
+
+    def __init__(self, *, id: str, table: bool) -> None:
+        # One space between columns, not Textual's two: 80 columns keep room for the names.
+        super().__init__(id=id, zebra_stripes=table, cell_padding=0)
+        self.table = table
+
+    def show_fleet(
+        self,
+        lines: Sequence[EndpointLine],
+        fleet: FleetTotals,
+        nodes: dict[str, FleetTotals],
+        styles: CellStyles,
+        width: int,
+        sort: SortKey | None = None,
+    ) -> None:
+        """The endpoints (by ``sort`` within each node in the table view), then the totals, in
+        ``width`` columns (the screen's: a hidden table has no width of its own yet)."""
+        fixed = TABLE_FIXED_W if self.table else COMPACT_FIXED_W
+        name_w = max(NAME_MIN_W, width - fixed)
+        rows: list[Row] = []
+        if self.table:
+            groups = by_node(lines)
+            for node, members in groups.items():
+                if len(groups) > 1:
+                    what = f"{node} · {len(members)} endpoints"
+                    cells = totals_cells(what, nodes[node], name_w, styles, table=True)
+                    rows.append((NODE_ROW + node, cells))
+                for line in sorted_lines(members, sort or SORT_KEYS[0]):
+                    cells = endpoint_cells(line, name_w, styles, table=True)
+                    rows.append((line.endpoint_id, cells))
+        else:
+            rows = [(e.endpoint_id, endpoint_cells(e, name_w, styles, table=False)) for e in lines]
+        what = f"all {fleet.endpoints} endpoints"
+        rows.append((FLEET_ROW, totals_cells(what, fleet, name_w, styles, table=self.table)))
+        suites = ", ".join(q.suite for q in lines[0].readout.quality) if lines else ""
+        score = SCORE_LABELS.get(lines[0].readout.score_name, "") if lines else ""
+        if self.table:
+            nodes_text = f" on {len(nodes)} nodes" if len(nodes) > 1 else ""
+            order = (sort or SORT_KEYS[0]).name
+            self.border_title = (
+                f"{len(lines)} endpoints{nodes_text} · by {order} · s: sort · enter: detail"
+            )
+        else:
+            self.border_title = f"{len(lines)} endpoints · enter: detail · c: grid or table"
+        self.border_subtitle = f"quality: a bar per suite ({suites}), {score} score"
+        spaced = [(key, [_spaced(c, i) for i, c in enumerate(cells)]) for key, cells in rows]
+        heads = [
+            (key, _spaced(label, i)) for i, (key, label) in enumerate(columns(self.table, sort))
+        ]
+        self.show_rows(heads, spaced)
+
+    def endpoint_at_cursor(self) -> str | None:
+        """The endpoint of the row under the cursor; None on a totals row."""
+        if not self.is_valid_coordinate(self.cursor_coordinate):
+            return None
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return None if key is None or key == FLEET_ROW or key.startswith(NODE_ROW) else key
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        # The screen opens the detail: it knows the app.
+        key = event.row_key.value
+        if key == FLEET_ROW or (key or "").startswith(NODE_ROW):
+            event.stop()
