@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from textual.content import Content
+
 ELLIPSIS = "…"
 # Where a model name may be cut: after a space, a hyphen, a slash, an underscore or a dot.
 _BOUNDARY = re.compile(r"[ \-/_.]")
@@ -20,4 +22,12 @@ def fit_words(text: str, width: int) -> str:
     room = width - 1
     cuts = [m.start() for m in _BOUNDARY.finditer(text) if 0 < m.start() <= room]
     head = text[: cuts[-1]] if cuts else text[:room]
-    return head.rstrip(" -/_.") + ELLIPSIS
+    return head.rstrip(" -/_.·") + ELLIPSIS
+
+
+def fit_content(content: Content, width: int) -> Content:
+    """``content`` (styled text) cut as ``fit_words`` cuts its plain text, styles kept."""
+    if content.cell_length <= width:
+        return content
+    fitted = fit_words(content.plain, width)
+    return content[: len(fitted) - 1] + Content(ELLIPSIS) if fitted else Content("")

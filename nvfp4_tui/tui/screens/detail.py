@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.content import Content
-from textual.widgets import Collapsible, Footer, Static
+from textual.widgets import Collapsible, Static
 from textual_plotext.plot import Plot
 
 from nvfp4_tui.core.endpoint_state import EndpointState
@@ -33,7 +33,9 @@ from nvfp4_tui.tui.readouts import (
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.server_view import TtftComparison, timeline, ttft_comparison
 from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, Painter
+from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.gpu_pane import status_content
+from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
 
 CHART_INTERVAL_S = 0.5  # plotext renders at most twice a second
@@ -70,6 +72,7 @@ class UnfittedChart(Chart):
     cost every chart a second plotext render."""
 
     def on_resize(self, event: events.Resize) -> None:
+        self.fit_title()
         event.prevent_default()  # Chart.on_resize, which paints again
 
 
@@ -110,7 +113,7 @@ class DetailScreen(StateScreen):
         self._head: Content | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="detail-head")
+        yield FitLine(id="detail-head")
         # Top row over the run (s): the client's speed, then the server's view beside it.
         with Grid(id="charts"):
             yield Chart("decode tok/s per stream, over time", id="chart-decode")
@@ -143,7 +146,7 @@ class DetailScreen(StateScreen):
                 with Collapsible(title="Reasoning", id="reasoning", collapsed=True):
                     yield Static(id="reasoning-text", markup=False)
                 yield Static(id="answer-text", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def action_back(self) -> None:
         self.dismiss()
@@ -191,7 +194,7 @@ class DetailScreen(StateScreen):
         )
         if head != self._head:
             self._head = head
-            self.query_one("#detail-head", Static).update(head)
+            self.query_one("#detail-head", FitLine).show(head)
 
     def _show_requests(self, endpoint: EndpointState, state: FleetState) -> None:
         rows = list(endpoint.recent_requests)[-TABLE_ROWS:]

@@ -42,6 +42,7 @@ from nvfp4_tui.tui.widgets.fleet_table import (
     by_node,
 )
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane, pane_height, pane_readout
+from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.run_header import RunHeader, run_readout
 from nvfp4_tui.tui.widgets.totals_pane import TotalsPane
 
@@ -112,7 +113,7 @@ class FleetScreen(StateScreen):
         yield Grid(id="grid")
         yield self._compact
         yield self._table
-        yield Footer()
+        yield KeysFooter()
 
     # ---- layout
 

@@ -8,8 +8,9 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Container, VerticalScroll
 from textual.content import Content
+from textual.events import Resize
 from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.widget import Widget
@@ -17,6 +18,7 @@ from textual.widget import Widget
 from nvfp4_tui.tui.bindings import key_label
 
 KEY_W = 14  # the widest key label ("esc / q / ?") and a gap
+SIDE_BY_SIDE_W = 140  # the terminal's width from which keys and abbreviations sit side by side
 
 MOUSE_AND_PALETTE = (
     ("click", "open a pane's or a row's detail"),
@@ -75,8 +77,10 @@ def key_lines(sections: Iterable[tuple[str, Iterable[BindingType]]]) -> list[Lin
         if rows:
             lines += [("", ""), ("", title), *rows]
     lines += [("", ""), ("", "Mouse and palette"), *MOUSE_AND_PALETTE]
-    lines += [("", ""), ("", "What the screens' abbreviations mean"), *ABBREVIATIONS]
     return lines[1:]
+
+
+ABBREVIATION_LINES: list[Line] = [("", "What the screens' abbreviations mean"), *ABBREVIATIONS]
 
 
 def hanging(lines: list[Line], width: int) -> list[Content]:
@@ -126,7 +130,14 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help-body") as body:
             body.border_title = "Keys"
             body.border_subtitle = "↑↓ scroll · esc closes"
-            yield KeyList(key_lines(self.sections), id="keys")
+            with Container(id="help-columns"):
+                yield KeyList(key_lines(self.sections), id="keys")
+                yield KeyList(ABBREVIATION_LINES, id="abbreviations")
+
+    def on_resize(self, event: Resize) -> None:
+        # Side by side where the terminal is wide enough for both: all of it at a glance.
+        wide = event.size.width >= SIDE_BY_SIDE_W
+        self.set_class(wide, "-wide")
 
     def action_close(self) -> None:
         self.dismiss(None)

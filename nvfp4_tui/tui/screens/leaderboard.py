@@ -13,7 +13,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
-from textual.widgets import Footer
 from textual_plotext.plot import Plot
 
 from nvfp4_tui.core.figures.board import (
@@ -55,6 +54,7 @@ from nvfp4_tui.tui.widgets.charts import (
 )
 from nvfp4_tui.tui.widgets.configuration import ConfigurationBlock
 from nvfp4_tui.tui.widgets.fit_line import FitLine
+from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
 from nvfp4_tui.tui.widgets.vram_table import VramTable
 
@@ -133,7 +133,7 @@ class LeaderboardScreen(StateScreen):
                 yield Chart("aggregate throughput (tok/s) vs load", id="chart-scaling")
                 yield Chart("Pareto: quality vs decode tok/s", id="chart-pareto")
             yield VramTable(id="vram")
-        yield Footer()
+        yield KeysFooter()
 
     def action_back(self) -> None:
         self.app.switch_mode("fleet")
@@ -371,9 +371,8 @@ class LeaderboardScreen(StateScreen):
         x_of = {load: x for x, load in enumerate(levels, 1)}
         chart = self.query_one("#chart-scaling", Chart)
         knees = [f"{labels[c.endpoint_id]} {c.knee.label}" for c in curves if c.knee is not None]
-        chart.border_title = f"aggregate throughput (tok/s) vs {load_axis(levels)}" + (
-            " · ◆ knee" if knees else ""
-        )
+        knee_mark = " · ◆ knee" if knees else ""
+        chart.set_title(f"aggregate throughput (tok/s) vs {load_axis(levels)}{knee_mark}")
         notes = (["knee: " + " · ".join(knees)] if knees else []) + unsteady_notes(board)
         chart.border_subtitle = " · ".join(notes)
 
@@ -429,7 +428,7 @@ class LeaderboardScreen(StateScreen):
         frontier = sorted((p for p in points if p.on_frontier), key=lambda p: p.decode_tps)
         chart = self.query_one("#chart-pareto", Chart)
         score = score_label(score_name)
-        chart.border_title = f"Pareto: {score} quality vs decode tok/s, {base_text(board)}"
+        chart.set_title(f"Pareto: {score} quality vs decode tok/s, {base_text(board)}")
         chart.border_subtitle = (
             "frontier: " + " → ".join(labels[p.endpoint_id] for p in frontier) if frontier else ""
         )

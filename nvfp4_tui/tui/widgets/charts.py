@@ -15,8 +15,10 @@ from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
 
 from nvfp4_tui.core.series_colours import series_hex
+from nvfp4_tui.tui.text_fit import fit_content
 
 RGB = tuple[int, int, int]
+TITLE_FRAME_W = 7  # the border's corners and dashes, and the spaces around a title
 Painter = Callable[[Plot, "ChartColors"], None]
 
 
@@ -57,7 +59,8 @@ class Chart(PlotextPlot):
         self, title: str | Content, *, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(id=id, classes=classes)
-        self.border_title = title
+        self.title = Content(title) if isinstance(title, str) else title
+        self.border_title = self.title
         self._key: Hashable | None = None
         self._painter: Painter | None = None
 
@@ -86,8 +89,18 @@ class Chart(PlotextPlot):
         self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
+        self.fit_title()
         # Painters may fit their data to the width (one point per column): paint again.
         self._paint()
+
+    def fit_title(self) -> None:
+        # Textual would cut a long title mid-word: cut it at a word boundary.
+        self.border_title = fit_content(self.title, self.outer_size.width - TITLE_FRAME_W)
+
+    def set_title(self, title: str | Content) -> None:
+        """A new title, fitted to the chart's width."""
+        self.title = Content(title) if isinstance(title, str) else title
+        self.fit_title()
 
 
 # One marker per endpoint beside its colour, so two series of near hues, or a terminal with

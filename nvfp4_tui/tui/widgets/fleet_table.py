@@ -27,10 +27,11 @@ FLEET_ROW = "fleet"  # the key of the totals row
 NODE_ROW = "node:"  # the prefix of a node's totals row
 NO_NODE = "(no node)"
 NAME_MIN_W = 10
+SUBTITLE_FRAME_W = 10  # the border's corners and dashes, and the spaces around a subtitle
 # What the other columns of each view take, with a space after each, so the endpoint's name
 # gets the rest of the width, cut at a word.
 COMPACT_FIXED_W = 60
-TABLE_FIXED_W = 78
+TABLE_FIXED_W = 67
 
 
 @dataclass(frozen=True)
@@ -158,11 +159,7 @@ def endpoint_cells(
         _errors(r.errors.count, styles),
     ]
     if table:
-        flight = units.DASH if r.timing.in_flight is None else str(r.timing.in_flight)
-        mean = line.quality_mean
-        cells[7:7] = [_right(flight)]
-        cells[9:9] = [_right(units.score(mean))]
-        cells.insert(0, Text(line.node or NO_NODE, style=styles.muted))
+        cells[8:8] = [_right(units.score(line.quality_mean))]
     return cells
 
 
@@ -184,9 +181,7 @@ def totals_cells(
         _errors(totals.errors, styles),
     ]
     if table:
-        cells[7:7] = [Text("")]
-        cells[9:9] = [Text("")]
-        cells.insert(0, Text(""))
+        cells[8:8] = [Text("")]
     return cells
 
 
@@ -202,15 +197,13 @@ def columns(table: bool, sort: SortKey | None) -> list[Column]:
         ("quality", "quality"),
         ("errors", "err"),
     ]
-    if table:
-        names[7:7] = [("flight", "in flight")]
-        names[9:9] = [("mean", "mean")]
-        names.insert(0, ("node", "node"))
+    if table:  # each node's endpoints under its own totals row: no node column
+        names[8:8] = [("mean", "mean")]
     out: list[Column] = []
     for key, label in names:
         marked = sort is not None and sort.name in (key, label)
         arrow = (" ▼" if sort and sort.descending else " ▲") if marked else ""
-        right = key not in ("endpoint", "status", "quality", "node")
+        right = key not in ("endpoint", "status", "quality")
         text = Text(
             label + arrow, style="bold" if marked else "", justify="right" if right else "left"
         )
@@ -244,7 +237,7 @@ class FleetTable(LiveTable):
             groups = by_node(lines)
             for node, members in groups.items():
                 if len(groups) > 1:
-                    what = f"{node} · {len(members)} endpoints"
+                    what = f"{node} · {len(members)}"
                     cells = totals_cells(what, nodes[node], name_w, styles, table=True)
                     rows.append((NODE_ROW + node, cells))
                 for line in sorted_lines(members, sort or SORT_KEYS[0]):
@@ -264,7 +257,9 @@ class FleetTable(LiveTable):
             )
         else:
             self.border_title = f"{len(lines)} endpoints · enter: detail · c: grid or table"
-        self.border_subtitle = f"quality: a bar per suite ({suites}), {score} score"
+        self.border_subtitle = fit_words(
+            f"quality: a bar per suite ({suites}), {score} score", width - SUBTITLE_FRAME_W
+        )
         spaced = [(key, [_spaced(c, i) for i, c in enumerate(cells)]) for key, cells in rows]
         heads = [
             (key, _spaced(label, i)) for i, (key, label) in enumerate(columns(self.table, sort))
