@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from textual.content import Content
 from textual.widgets import DataTable
 from textual.widgets._footer import FooterKey
 
@@ -13,6 +14,7 @@ from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.screens.fleet import FleetScreen, auto_view
 from nvfp4_tui.tui.widgets.charts import place_labels, spread_rows
 from nvfp4_tui.tui.widgets.fleet_table import FLEET_ROW, NODE_ROW, SORT_KEYS, quality_bar
+from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.run_header import PhaseLine
 from nvfp4_tui.tui.widgets.totals_pane import TotalsPane
@@ -127,3 +129,20 @@ async def test_the_detail_footer_has_its_keys_from_the_first_frame() -> None:
         assert footer.is_mounted
         assert {key.key for key in footer.query(FooterKey)} >= {"escape", "q", "l"}
         await pilot.pause()
+
+
+async def test_pane_titles_fit_their_border_and_end_on_a_whole_word() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        cut = 0
+        for pane in app.screen.query(GpuPane):
+            plain = Content.from_markup(str(pane.border_title)).plain
+            full = f"GPU {app.state.endpoints[pane.endpoint_id].info.gpu} · "
+            full += app.state.endpoints[pane.endpoint_id].info.label
+            assert len(plain) <= pane.outer_size.width - 6, plain
+            if plain.endswith("…"):
+                cut += 1
+                head = plain[:-1]
+                assert full.startswith(head) and full[len(head)] in " -", plain
+        assert cut >= 2  # the sample's long names do not fit 120 columns

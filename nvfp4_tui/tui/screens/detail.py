@@ -38,6 +38,7 @@ from nvfp4_tui.tui.widgets.gpu_pane import status_content
 from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
 
+TWO_CHART_ROWS_H = 30  # terminal rows from which the detail shows both rows of charts
 CHART_INTERVAL_S = 0.5  # plotext renders at most twice a second
 TABLE_ROWS = 50
 HIST_BINS = 12
@@ -147,6 +148,11 @@ class DetailScreen(StateScreen):
                     yield Static(id="reasoning-text", markup=False)
                 yield Static(id="answer-text", markup=False)
         yield KeysFooter()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # On a short terminal two rows of charts would be two or three rows high each, too few
+        # for an axis: the first row (speed, TTFT, server load) gets all the height.
+        self.set_class(event.size.height < TWO_CHART_ROWS_H, "-short")
 
     def action_back(self) -> None:
         self.dismiss()
@@ -296,8 +302,9 @@ class DetailScreen(StateScreen):
                 centres, counts = histogram(values, bins)
                 if centres:
                     plt.bar(centres, counts, color=getattr(colors, color_name), width=0.8)
-                    top = max(counts)
-                    plt.yticks(list(range(0, top + 1, max(1, math.ceil(top / 4)))))
+                    # Zero and the tallest bar only: in a chart a few rows high, plotext would
+                    # drop some of the ticks between, and which ones depends on its layout.
+                    plt.yticks([0, max(counts)])
                     low, high = centres[0], centres[-1]
                     ticks = [low, (low + high) / 2, high] if high > low else [low]
                     spread = high - low

@@ -276,7 +276,6 @@ class FleetScreen(StateScreen):
         self._chosen = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
         self._reflow(self.size)
         self.fleet_app.redraw()
-        self.notify(f"{self._chosen.capitalize()} view; c switches again.", timeout=3)
 
     def action_sort(self) -> None:
         self._sort = (self._sort + 1) % len(SORT_KEYS)

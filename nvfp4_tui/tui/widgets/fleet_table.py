@@ -20,7 +20,7 @@ from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles
 from nvfp4_tui.tui.text_fit import fit_words
 from nvfp4_tui.tui.widgets.gpu_pane import STATUS_MARK, STATUS_TEXT, PaneReadout
-from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
+from nvfp4_tui.tui.widgets.live_table import Cell, LiveTable, Row
 from nvfp4_tui.tui.widgets.spark_bars import BARS
 
 FLEET_ROW = "fleet"  # the key of the totals row
@@ -28,10 +28,8 @@ NODE_ROW = "node:"  # the prefix of a node's totals row
 NO_NODE = "(no node)"
 NAME_MIN_W = 10
 SUBTITLE_FRAME_W = 10  # the border's corners and dashes, and the spaces around a subtitle
-# What the other columns of each view take, with a space after each, so the endpoint's name
-# gets the rest of the width, cut at a word.
-COMPACT_FIXED_W = 60
-TABLE_FIXED_W = 67
+NAME_COLUMN = 1  # the endpoint's name: it gets the width the other columns leave, cut at a word
+TABLE_FRAME_W = 4  # the border and the vertical scrollbar
 
 
 @dataclass(frozen=True)
@@ -142,14 +140,12 @@ def _errors(count: int, styles: CellStyles) -> Text:
     return _right(str(count), styles.error if count else styles.muted)
 
 
-def endpoint_cells(
-    line: EndpointLine, name_w: int, styles: CellStyles, *, table: bool
-) -> list[Cell]:
+def endpoint_cells(line: EndpointLine, styles: CellStyles, *, table: bool) -> list[Text]:
     r = line.readout
     power = r.gpu.power_w if r.gpu.freshness != "none" else None
-    cells: list[Cell] = [
+    cells: list[Text] = [
         _gpu(line.gpu),
-        Text(fit_words(line.label, name_w)),
+        Text(line.label),
         _status(line, styles),
         _right(units.DASH if r.decode_tps is None else f"{r.decode_tps:.0f}"),
         _right(units.seconds_as_ms(r.timing.ttft_p50_s)),
@@ -163,15 +159,13 @@ def endpoint_cells(
     return cells
 
 
-def totals_cells(
-    what: str, totals: FleetTotals, width: int, styles: CellStyles, *, table: bool
-) -> list[Cell]:
+def totals_cells(what: str, totals: FleetTotals, styles: CellStyles, *, table: bool) -> list[Text]:
     decode = units.DASH if totals.decode_tps is None else f"{totals.decode_tps:.0f}"
     if totals.decode_estimated and totals.decode_tps is not None:
         decode = f"≈{decode}"
-    cells: list[Cell] = [
+    cells: list[Text] = [
         Text(""),
-        Text(fit_words(what, width), style="bold"),
+        Text(what, style="bold"),
         Text(f"{totals.active}/{totals.endpoints} active", style=styles.muted),
         _right(decode, "bold"),
         Text(""),
@@ -185,7 +179,19 @@ def totals_cells(
     return cells
 
 
-def columns(table: bool, sort: SortKey | None) -> list[Column]:
+def _name_width(
+    heads: Sequence[tuple[str, Text]], rows: Sequence[tuple[str, list[Text]]], width: int
+) -> int:
+    """What the other columns (each with its space) leave of ``width`` for the names."""
+    others = sum(
+        1 + max([heads[i][1].cell_len, *(cells[i].cell_len for _, cells in rows)])
+        for i in range(len(heads))
+        if i != NAME_COLUMN
+    )
+    return max(NAME_MIN_W, width - TABLE_FRAME_W - others - 1)
+
+
+def columns(table: bool, sort: SortKey | None) -> list[tuple[str, Text]]:
     names = [
         ("gpu", "GPU"),
         ("endpoint", "endpoint"),
@@ -199,7 +205,7 @@ def columns(table: bool, sort: SortKey | None) -> list[Column]:
     ]
     if table:  # each node's endpoints under its own totals row: no node column
         names[8:8] = [("mean", "mean")]
-    out: list[Column] = []
+    out: list[tuple[str, Text]] = []
     for key, label in names:
         marked = sort is not None and sort.name in (key, label)
         arrow = (" ▼" if sort and sort.descending else " ▲") if marked else ""
@@ -230,23 +236,26 @@ class FleetTable(LiveTable):
     ) -> None:
         """The endpoints (by ``sort`` within each node in the table view), then the totals, in
         ``width`` columns (the screen's: a hidden table has no width of its own yet)."""
-        fixed = TABLE_FIXED_W if self.table else COMPACT_FIXED_W
-        name_w = max(NAME_MIN_W, width - fixed)
-        rows: list[Row] = []
+        rows: list[tuple[str, list[Text]]] = []
         if self.table:
             groups = by_node(lines)
             for node, members in groups.items():
                 if len(groups) > 1:
                     what = f"{node} · {len(members)}"
-                    cells = totals_cells(what, nodes[node], name_w, styles, table=True)
-                    rows.append((NODE_ROW + node, cells))
+                    rows.append(
+                        (NODE_ROW + node, totals_cells(what, nodes[node], styles, table=True))
+                    )
                 for line in sorted_lines(members, sort or SORT_KEYS[0]):
-                    cells = endpoint_cells(line, name_w, styles, table=True)
-                    rows.append((line.endpoint_id, cells))
+                    rows.append((line.endpoint_id, endpoint_cells(line, styles, table=True)))
         else:
-            rows = [(e.endpoint_id, endpoint_cells(e, name_w, styles, table=False)) for e in lines]
+            rows = [(e.endpoint_id, endpoint_cells(e, styles, table=False)) for e in lines]
         what = f"all {fleet.endpoints} endpoints"
-        rows.append((FLEET_ROW, totals_cells(what, fleet, name_w, styles, table=self.table)))
+        rows.append((FLEET_ROW, totals_cells(what, fleet, styles, table=self.table)))
+        heads = columns(self.table, sort)
+        name_w = _name_width(heads, rows, width)
+        for _, cells in rows:
+            name = cells[NAME_COLUMN]
+            cells[NAME_COLUMN] = Text(fit_words(name.plain, name_w), style=name.style)
         suites = ", ".join(q.suite for q in lines[0].readout.quality) if lines else ""
         score = SCORE_LABELS.get(lines[0].readout.score_name, "") if lines else ""
         if self.table:
@@ -260,11 +269,11 @@ class FleetTable(LiveTable):
         self.border_subtitle = fit_words(
             f"quality: a bar per suite ({suites}), {score} score", width - SUBTITLE_FRAME_W
         )
-        spaced = [(key, [_spaced(c, i) for i, c in enumerate(cells)]) for key, cells in rows]
-        heads = [
-            (key, _spaced(label, i)) for i, (key, label) in enumerate(columns(self.table, sort))
+        spaced: list[Row] = [
+            (key, [_spaced(c, i) for i, c in enumerate(cells)]) for key, cells in rows
         ]
-        self.show_rows(heads, spaced)
+        spaced_heads = [(key, _spaced(label, i)) for i, (key, label) in enumerate(heads)]
+        self.show_rows(spaced_heads, spaced)
 
     def endpoint_at_cursor(self) -> str | None:
         """The endpoint of the row under the cursor; None on a totals row."""

@@ -43,7 +43,7 @@ DECODE_CHARS = 3
 # Rows of a pane besides its quality list: border 2, status 1, big number 3, TTFT, VRAM, GPU,
 # server and errors 1 each. The SLO line adds one when the run has SLO targets.
 PANE_FIXED_ROWS = 11
-TITLE_FRAME_W = 5  # the border's corner and rule before a title, and the rule after it
+TITLE_FRAME_W = 6  # the border's corners and rules, and the spaces around its title
 
 STATUS_TEXT = {
     "waiting": "waiting",
@@ -319,7 +319,7 @@ class GpuPane(Vertical, can_focus=True):
         info = endpoint.info
         self._gpu_tag = f"GPU {info.gpu}" if info.gpu is not None else "GPU ?"
         self._label = info.label
-        self._title_for(len(self._gpu_tag) + 3 + len(self._label) + TITLE_FRAME_W)
+        self._title_for(len(self._gpu_tag) + 3 + len(self._label) + TITLE_FRAME_W)  # all of it
         self._badge = class_badge(info)
         self.readout: PaneReadout | None = None  # the last one shown
 
@@ -373,7 +373,7 @@ class GpuPane(Vertical, can_focus=True):
         )
 
     def on_resize(self, event: Resize) -> None:
-        self._title_for(event.size.width + 2)  # the size inside the border
+        self._title_for(self.outer_size.width)
 
     def on_click(self) -> None:
         self.post_message(self.Selected(self.endpoint_id))

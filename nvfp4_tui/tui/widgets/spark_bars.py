@@ -25,6 +25,7 @@ BARS = "▁▂▃▄▅▆▇█"
 SHADES = 6
 MIN_SPAN = 0.2  # of the highest value: the least range the axis spans
 LOWEST_BAR = 1 / 8  # the height of the lowest value: a bar, unlike a zero
+MIN_BARS_W = 12  # narrower than this with its axis labels, the sparkline draws without them
 
 
 def columns(values: Sequence[float], width: int) -> list[float]:
@@ -113,6 +114,8 @@ class SparkBars(Widget):
         if rows == 1 and span is not None:
             labels = (f"{labels[1]}–{labels[0]}", "")
         label_w = max(len(labels[0]), len(labels[1]))
+        if width - label_w - 1 < MIN_BARS_W:  # a narrow pane: the bars matter more
+            label_w = 0
         heights = columns(self._values, width - label_w - 1 if label_w else width)
         if not heights:
             return Content("")

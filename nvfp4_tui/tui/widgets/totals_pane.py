@@ -11,7 +11,12 @@ from nvfp4_tui.tui import units
 
 def totals_content(totals: FleetTotals) -> Content:
     decode = units.DASH if totals.decode_tps is None else f"{totals.decode_tps:,.0f}"
-    how = "≈ mean × streams (no live progress)" if totals.decode_estimated else "every stream"
+    if totals.decode_tps is None:
+        how = "no stream in flight, or none reporting progress"
+    elif totals.decode_estimated:
+        how = "≈ mean × streams (no live progress)"
+    else:
+        how = "every stream"
     power = units.watts(totals.power_w)
     gpus = f"{totals.power_gpus} GPU{'s' if totals.power_gpus != 1 else ''}"
     errors_style = "bold $error" if totals.errors else ""
