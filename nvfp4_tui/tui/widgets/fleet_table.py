@@ -197,7 +197,7 @@ def columns(table: bool, sort: SortKey | None) -> list[tuple[str, Text]]:
         ("endpoint", "endpoint"),
         ("status", "status"),
         ("tok/s", "tok/s"),
-        ("TTFT", "TTFT"),
+        ("TTFT", "TTFT p50"),
         ("VRAM", "VRAM"),
         ("power", "power"),
         ("quality", "quality"),
@@ -267,7 +267,9 @@ class FleetTable(LiveTable):
         else:
             self.border_title = f"{len(lines)} endpoints · enter: detail · c: grid or table"
         self.border_subtitle = fit_words(
-            f"quality: a bar per suite ({suites}), {score} score", width - SUBTITLE_FRAME_W
+            "tok/s: decode per stream, on totals rows every stream's together · "
+            f"quality: a bar per suite ({suites}), {score} score",
+            width - SUBTITLE_FRAME_W,
         )
         spaced: list[Row] = [
             (key, [_spaced(c, i) for i, c in enumerate(cells)]) for key, cells in rows
