@@ -6,9 +6,22 @@ snapshot and the live leaderboard draw the same model in the same hue.
 
 from __future__ import annotations
 
-# Told apart also by colour-blind readers (Okabe and Ito's palette); themes rarely define seven
-# distinct hues of their own (textual-dark's accent is its warning).
-SERIES_HEX = ("#56B4E9", "#E69F00", "#009E73", "#F0E442", "#CC79A7", "#D55E00", "#0072B2")
+# Nine hues, each exactly a colour of the xterm 256-colour cube (0, 95, 135, 175, 215, 255 per
+# channel), so a 256-colour terminal shows what a true-colour one does instead of rounding two
+# neighbours onto one. Each pair is at least 30 apart in CIE Lab (ΔE76) and each stays readable
+# on a dark and a light background (mid lightness, L 59-81). The order puts the most different
+# hues first: a run of seven never meets the violet and lime ones, nearest the blue and green.
+SERIES_HEX = (
+    "#5FAFFF",  # sky blue (75)
+    "#FF8700",  # orange (208)
+    "#00AF5F",  # green (35)
+    "#D75FD7",  # orchid (170)
+    "#D7AF00",  # gold (178)
+    "#FF5F5F",  # salmon red (203)
+    "#00AFAF",  # teal (37)
+    "#8787FF",  # violet (105)
+    "#AFD75F",  # lime (149)
+)
 
 
 def series_hex(index: int) -> str:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
 from textual import work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.screen import Screen
 
@@ -50,6 +50,9 @@ from nvfp4_tui.tui.source_status import (
 REFRESH_HZ = 4
 CLOCK_TICKS_PER_S = 1  # time-only changes (elapsed, staleness, sparkline window) redraw this often
 MESSAGES_PER_TICK = 3  # a burst of run notes beyond this is counted, not shown one by one
+# Textual's own palette entries that ours replace: "Quit" asks first while a run is going, and
+# "Keys" lists this app's keys with the abbreviations of its screens.
+REPLACED_SYSTEM_COMMANDS = frozenset({"Quit", "Keys"})
 # A batch larger than this is folded on a thread (3-12 µs an event here), so a seek in a long
 # replay never freezes the keys; the old state stays on screen until the new one is ready.
 INLINE_REBUILD_EVENTS = 5_000
@@ -251,6 +254,11 @@ class FleetApp(App[int]):
             return self.source.capabilities.pause_sending
         return True
 
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        for command in super().get_system_commands(screen):
+            if command.title not in REPLACED_SYSTEM_COMMANDS:
+                yield command
+
     def open_detail(self, endpoint_id: str) -> None:
         if endpoint_id in self.state.endpoints:
             self.push_screen(DetailScreen(endpoint_id))
@@ -275,8 +283,8 @@ class FleetApp(App[int]):
             sections = (
                 ("Everywhere", GENERAL_BINDINGS),
                 (replay, REPLAY_BINDINGS),
-                ("Fleet grid", FleetScreen.BINDINGS),
-                ("Detail", DetailScreen.BINDINGS),
+                ("Fleet: grid, compact and table views", FleetScreen.BINDINGS),
+                ("Detail and leaderboard", DetailScreen.BINDINGS),
                 ("Leaderboard", LeaderboardScreen.BINDINGS),
                 ("Quit dialog", ConfirmQuitScreen.BINDINGS),
                 ("This help", HelpScreen.BINDINGS),

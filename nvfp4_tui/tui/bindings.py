@@ -4,6 +4,7 @@ palette all read their keys and actions from here."""
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.keys import format_key
 
 GENERAL_BINDINGS: list[Binding] = [
     Binding("q", "request_quit", "Quit", id="quit"),
@@ -34,6 +35,14 @@ def app_binding(binding_id: str) -> Binding:
     return next(b for b in (*GENERAL_BINDINGS, *REPLAY_BINDINGS) if b.id == binding_id)
 
 
+# Textual shows enter as "⏎", which few people read as a key name next to "esc" and "space".
+KEY_NAMES = {"enter": "enter"}
+
+
 def key_label(binding: Binding) -> str:
-    """The key as a person reads it: its display form, else its keys ("plus / equals_sign")."""
-    return binding.key_display or " / ".join(k.strip() for k in binding.key.split(","))
+    """The key as a person reads it: its display form, else each of its keys by Textual's
+    display name ("esc / q / ?", not "escape,q,question_mark")."""
+    if binding.key_display:
+        return binding.key_display
+    keys = (k.strip() for k in binding.key.split(","))
+    return " / ".join(KEY_NAMES.get(k) or format_key(k) for k in keys)

@@ -17,6 +17,8 @@ class CellStyles:
     warning: str
     muted: str
     best: str  # the best value of a row or column
+    ok: str  # a status going well ("running")
+    bar: str  # a small bar chart in a cell
 
 
 def cell_styles(app: App) -> CellStyles:
@@ -31,4 +33,6 @@ def cell_styles(app: App) -> CellStyles:
         warning=color("warning", "yellow"),
         muted="dim",  # theme muted colours carry alpha, which Rich styles cannot
         best=f"bold {success}",
+        ok=success,
+        bar=color("accent", "yellow"),
     )

@@ -13,16 +13,19 @@ from textual.pilot import Pilot
 
 from nvfp4_tui.tui.app import FleetApp
 from tests.support.fixed_source import FixedSource, Kind
-from tests.support.sample_events import PARTWAY_S, START_T, sample_events
+from tests.support.sample_events import FLEET, PARTWAY_S, START_T, SampleEndpoint, sample_events
 
 SETTLE_S = 0.1
 POLL_S = 0.02
 POLL_TRIES = 1500  # 30 s at most: far above what a loaded machine needs
 
 
-def sample_app(*, complete: bool = False, kind: Kind = "live") -> tuple[FleetApp, FixedSource]:
-    """The demo fleet partway through its run (or ``complete``), its clock stopped at the end."""
-    events = sample_events(None if complete else PARTWAY_S)
+def sample_app(
+    *, complete: bool = False, kind: Kind = "live", fleet: tuple[SampleEndpoint, ...] = FLEET
+) -> tuple[FleetApp, FixedSource]:
+    """The demo fleet (or ``fleet``) partway through its run (or ``complete``), its clock
+    stopped at the end."""
+    events = sample_events(None if complete else PARTWAY_S, fleet)
     now = events[-1].t if complete else START_T + PARTWAY_S
     # Lingering: a live run that is still going, not one whose worker has gone away.
     source = FixedSource(events, kind=kind, linger=not complete)

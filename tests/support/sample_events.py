@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nvfp4_tui.core.events import (
     EndpointConfig,
@@ -346,11 +346,11 @@ def _request(
     return _Request(sent_t, sent_t + ttft_s, sent_t + e2e_s, decode_tps, event)
 
 
-def _plans() -> tuple[PhasePlan, ...]:
+def _plans(fleet: tuple[SampleEndpoint, ...]) -> tuple[PhasePlan, ...]:
     per_phase = REQUESTS_PER_PROMPT * 3
     return tuple(
         PhasePlan(spec.info.id, suite, c, per_phase)
-        for spec in FLEET
+        for spec in fleet
         for c in CONCURRENCY
         for suite in SUITES
     )
@@ -523,19 +523,43 @@ def _samplers(
     return out
 
 
-def sample_events(until_s: float | None = PARTWAY_S) -> list[Event]:
-    """The demo fleet's run as the UI would receive it, cut ``until_s`` seconds in (None: all)."""
-    per_endpoint = [_run_endpoint(spec, seed) for seed, spec in enumerate(FLEET)]
+def large_fleet(count: int, nodes: int) -> tuple[SampleEndpoint, ...]:
+    """``count`` endpoints spread evenly over ``nodes`` nodes ("node-a", "node-b", …): the demo
+    fleet's endpoints over and over, each copy with an id, a GPU and a label of its own."""
+    per_node = math.ceil(count / nodes)
+    fleet = []
+    for index in range(count):
+        spec = FLEET[index % len(FLEET)]
+        copy = index // len(FLEET)
+        node = f"node-{chr(ord('a') + index // per_node)}"
+        info = replace(
+            spec.info,
+            id=f"{spec.info.id}_{copy}" if copy else spec.info.id,
+            label=f"{spec.info.label} #{copy + 1}" if copy else spec.info.label,
+            gpu=index,  # one index per GPU of the fleet: the state keys telemetry by it
+            url=f"http://{node}:{18016 + index % per_node}",
+            node=node,
+        )
+        fleet.append(replace(spec, info=info))
+    return tuple(fleet)
+
+
+def sample_events(
+    until_s: float | None = PARTWAY_S, fleet: tuple[SampleEndpoint, ...] = FLEET
+) -> list[Event]:
+    """The demo fleet's run (or ``fleet``'s) as the UI would receive it, cut ``until_s`` seconds
+    in (None: all)."""
+    per_endpoint = [_run_endpoint(spec, seed) for seed, spec in enumerate(fleet)]
     run_end_t = max(pairs[-1][0] for pairs, _ in per_endpoint)
     end_t = run_end_t if until_s is None else START_T + until_s
     timeline: list[tuple[float, Event]] = []
-    for seed, (spec, (pairs, requests)) in enumerate(zip(FLEET, per_endpoint, strict=True)):
+    for seed, (spec, (pairs, requests)) in enumerate(zip(fleet, per_endpoint, strict=True)):
         timeline.extend(pairs)
         timeline.extend(_samplers(spec, requests, end_t, seed))
     kept = sorted((p for p in timeline if p[0] <= end_t), key=lambda p: p[0])
-    endpoints = tuple(s.info for s in FLEET)
+    endpoints = tuple(s.info for s in fleet)
     events: list[Event] = [
-        RunStarted(START_T, RUN_ID, RUN_NAME, endpoints, _plans(), _configuration(endpoints))
+        RunStarted(START_T, RUN_ID, RUN_NAME, endpoints, _plans(fleet), _configuration(endpoints))
     ]
     events.extend(event for _, event in kept)
     if until_s is None:

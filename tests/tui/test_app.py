@@ -19,7 +19,7 @@ from nvfp4_tui.tui.commands import FleetCommands
 from nvfp4_tui.tui.screens.confirm_quit import ConfirmQuitScreen
 from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.screens.fleet import FleetScreen, grid_shape
-from nvfp4_tui.tui.screens.help import HelpScreen
+from nvfp4_tui.tui.screens.help import ABBREVIATIONS, KEY_W, HelpScreen, KeyList
 from nvfp4_tui.tui.screens.leaderboard import LeaderboardScreen
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.run_header import RunHeader
@@ -94,17 +94,37 @@ async def test_all_seven_panes_fit_at_120x36_and_wider() -> None:
                 assert pane.size.width >= 26 and pane.size.height >= 15
 
 
-async def test_small_terminal_scrolls_the_grid() -> None:
+async def test_small_terminal_shows_every_endpoint_in_the_compact_view() -> None:
     app, source = sample_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, source)
-        grid = app.screen.query_one("#grid", Grid)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen) and screen.view == "compact"
+        table = screen.query_one("#compact", DataTable)
+        assert table.row_count == ENDPOINTS + 1  # and the fleet's totals
+        assert table.region.bottom <= 24 and table.virtual_size.height <= table.size.height
+        await pilot.resize_terminal(240, 60)
+        await pilot.pause()
+        assert screen.view == "grid"
+        assert screen.query_one("#grid", Grid).styles.grid_size_columns == 7
+
+
+async def test_c_cycles_compact_table_and_a_scrolling_grid() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, source)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        await pilot.press("c")
+        await pilot.pause()
+        assert screen.view == "table"
+        await pilot.press("c")
+        await pilot.pause()
+        assert screen.view == "grid"
+        grid = screen.query_one("#grid", Grid)
         assert grid.styles.grid_size_columns == 2
         assert grid.virtual_size.height > grid.size.height
         assert all(p.size.width >= 26 for p in _panes(app))
-        await pilot.resize_terminal(240, 60)
-        await pilot.pause()
-        assert grid.styles.grid_size_columns == 7
 
 
 def test_grid_shape() -> None:
@@ -190,16 +210,37 @@ async def test_g_leaves_a_detail_for_the_grid() -> None:
         assert isinstance(app.screen, FleetScreen)
 
 
-async def test_help_lists_every_binding() -> None:
+async def test_help_lists_every_key_once_by_its_name_and_every_abbreviation() -> None:
     app, source = sample_app()
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, source)
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
-        text = str(app.screen.query_one("#keys", Static).render())
-        for binding_id in ("quit", "pause", "leaderboard", "grid", "help", "detail", "back"):
-            assert f"id {binding_id}" in text
+        lists = list(app.screen.query(KeyList))
+        text = "\n".join(str(keys.render()) for keys in lists)
+        lines = text.splitlines()
+        for key, what in (
+            ("q", "Quit"),
+            ("p", "Pause/resume"),
+            ("l", "Leaderboard"),
+            ("?", "Keys"),
+            ("enter", "Detail"),
+            ("c", "Grid/compact/table"),
+            ("s", "Sort table"),
+            ("esc / q / ?", "Close"),
+        ):
+            assert any(line.startswith(f"  {key}".ljust(KEY_W + 2) + what) for line in lines), key
+        assert "id " not in text and "question_mark" not in text and "escape" not in text
+        assert sum(line.strip().startswith("esc ") and "Back" in line for line in lines) == 1
+        for short, _ in ABBREVIATIONS:
+            assert f"  {short}" in text
+        for abbreviation in ("KV", "TTFT", "ITL", "TPOT", "±", "p50", "SLO", "c=4"):
+            assert abbreviation in text
+        # A long explanation wraps under its own column, never back to the keys' column.
+        width = min(keys.size.width for keys in lists)
+        assert all(len(line) <= width for line in lines)
+        assert all(line[:1] != " " or line.startswith("  ") for line in lines)
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, FleetScreen)
@@ -278,6 +319,17 @@ async def test_command_palette_offers_every_action_and_each_detail() -> None:
         assert sum(name.startswith("Detail: GPU") for name in names) == ENDPOINTS
         await run_command(pilot, "leaderboard", "Leaderboard")
         assert isinstance(app.screen, LeaderboardScreen)
+
+
+async def test_the_palette_has_one_quit_and_one_keys() -> None:
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        ours = [hit.text async for hit in FleetCommands(app.screen).discover()]
+        system = [command.title for command in app.get_system_commands(app.screen)]
+        every = ours + system
+        assert every.count("Quit") == 1 and every.count("Keys") == 1
+        assert "Theme" in system, "Textual's other commands stay"
 
 
 async def test_model_output_is_shown_as_plain_text() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
 from nvfp4_tui.core.events import Event, PhasePlan, RequestFinished, RunStarted
@@ -85,7 +85,7 @@ async def test_panes_and_leaderboard_show_verified_scores_until_v() -> None:
 
         await pilot.press("l")
         await pilot.pause()
-        head = str(app.screen.query_one("#lb-head", Static).render())
+        head = str(app.screen.query_one("#lb-head", FitLine).render())
         assert "quality = heuristic score" in head
         assert "v: verified" in head  # the sample has no judge scores: v goes back
         assert not app.screen.query_one("#capacity", DataTable).display
@@ -93,7 +93,7 @@ async def test_panes_and_leaderboard_show_verified_scores_until_v() -> None:
         await pilot.pause(0.6)  # the leaderboard redraws at most twice a second
         app.redraw()
         await pilot.pause()
-        head = str(app.screen.query_one("#lb-head", Static).render())
+        head = str(app.screen.query_one("#lb-head", FitLine).render())
         assert "quality = verified score" in head
         table = app.screen.query_one("#quality", DataTable)
         assert "(verified score, mean)" in str(table.border_title)
@@ -168,13 +168,13 @@ async def test_the_judge_score_is_shown_on_v() -> None:
         pane = app.screen.query_one(GpuPane)
         await pilot.press("v", "l")
         await pilot.pause()
-        head = str(app.screen.query_one("#lb-head", Static).render())
+        head = str(app.screen.query_one("#lb-head", FitLine).render())
         assert "quality = heuristic score" in head and "v: judge" in head
         await pilot.press("v")
         await pilot.pause(0.6)  # the leaderboard redraws at most twice a second
         app.redraw()
         await pilot.pause()
-        head = str(app.screen.query_one("#lb-head", Static).render())
+        head = str(app.screen.query_one("#lb-head", FitLine).render())
         assert "quality = judge score" in head and "v: verified" in head
         await pilot.press("g")
         await pilot.pause()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from nvfp4_tui.output.compare import compare_snapshots
@@ -14,58 +15,92 @@ from nvfp4_tui.sources.replay import ReplaySource
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.compare_app import CompareApp
+from nvfp4_tui.tui.screens.fleet import FleetScreen
 from tests.support.factories import write_snapshot
 from tests.support.fixed_source import FixedSource
 from tests.support.sample_app import sample_app, settle
-from tests.support.sample_events import RUN_ID, sample_events
+from tests.support.sample_events import RUN_ID, large_fleet, sample_events
 
 from .runs import compare_run, settle_replay
 from .test_compare_screen import SHIFT as COMPARE_SHIFT
 
+SIZES = [(80, 24), (120, 36), (160, 48)]
+SIZE_IDS = [f"{w}x{h}" for w, h in SIZES]
+sizes = pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+VIEW_KEY_PRESSES = 3  # "c" goes round the three views
 
-def _settled(source: FixedSource):
+
+def _settled(source: FixedSource, view: str | None = None):
     async def run_before(pilot: Pilot) -> None:
+        await settle(pilot, source)
+        if view is None:
+            return
+        screen = pilot.app.screen
+        assert isinstance(screen, FleetScreen)
+        for _ in range(VIEW_KEY_PRESSES):
+            if screen.view == view:
+                break
+            await pilot.press("c")
+        assert screen.view == view
         await settle(pilot, source)
 
     return run_before
 
 
-def test_fleet_120x36(snap_compare) -> None:
-    """Seven panes, fully visible; the run partway, statuses and in-flight counts in motion."""
+@sizes
+def test_grid(snap_compare, size: tuple[int, int]) -> None:
+    """Seven panes and the fleet's totals, the run partway: at 80×24 the grid scrolls (the
+    compact view is the default there)."""
     app, source = sample_app()
-    assert snap_compare(app, terminal_size=(120, 36), run_before=_settled(source))
+    assert snap_compare(app, terminal_size=size, run_before=_settled(source, "grid"))
 
 
-def test_fleet_80x24(snap_compare) -> None:
-    """A small terminal: two columns, the grid scrolls, every line still legible."""
+@sizes
+def test_compact(snap_compare, size: tuple[int, int]) -> None:
+    """One line per endpoint: every GPU on screen, even at 80×24."""
     app, source = sample_app()
-    assert snap_compare(app, terminal_size=(80, 24), run_before=_settled(source))
+    assert snap_compare(app, terminal_size=size, run_before=_settled(source, "compact"))
 
 
-def test_detail_120x36(snap_compare) -> None:
+@sizes
+def test_table(snap_compare, size: tuple[int, int]) -> None:
+    """Sixteen endpoints on two nodes: the table view, grouped by node with node totals."""
+    app, source = sample_app(fleet=large_fleet(16, 2))
+    assert snap_compare(app, terminal_size=size, run_before=_settled(source, "table"))
+
+
+@sizes
+def test_detail(snap_compare, size: tuple[int, int]) -> None:
     """GPU 4 (a reasoning model): charts, the server's TTFT far below the client's, recent
-    requests, the latest answer, reasoning folded."""
+    requests, the latest answer, reasoning folded; at 80×24 the first row of charts only."""
     app, source = sample_app()
-    assert snap_compare(
-        app, press=["down", "down", "enter"], terminal_size=(120, 36), run_before=_settled(source)
-    )
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot, source)
+        app.open_detail("dense_qwopus")
+        await settle(pilot, source)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-def test_leaderboard_120x36(snap_compare) -> None:
+@sizes
+def test_leaderboard(snap_compare, size: tuple[int, int]) -> None:
     """The complete run: quality with CIs, speed against each class, scaling, Pareto, routes."""
     app, source = sample_app(complete=True)
-    assert snap_compare(app, press=["l"], terminal_size=(120, 36), run_before=_settled(source))
+    assert snap_compare(app, press=["l"], terminal_size=size, run_before=_settled(source))
 
 
-def test_help_120x36(snap_compare) -> None:
-    """Every key of every screen, each with its binding id."""
+@sizes
+def test_help(snap_compare, size: tuple[int, int]) -> None:
+    """Every key of every screen once, by its name, and what the abbreviations mean."""
     app, source = sample_app()
     assert snap_compare(
-        app, press=["question_mark"], terminal_size=(120, 36), run_before=_settled(source)
+        app, press=["question_mark"], terminal_size=size, run_before=_settled(source)
     )
 
 
-def test_fleet_replay_120x36(snap_compare, tmp_path: Path) -> None:
+@sizes
+def test_replay(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
     """A replay paused 1:50 into the recorded sample run at x5: the timeline replaces the bar."""
     path = write_snapshot(tmp_path, RUN_ID, sample_events(None))
     source = ReplaySource(path, speed=5)
@@ -76,7 +111,7 @@ def test_fleet_replay_120x36(snap_compare, tmp_path: Path) -> None:
     async def run_before(pilot: Pilot) -> None:
         await settle_replay(pilot, source)
 
-    assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 def test_compare_120x36(snap_compare, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from nvfp4_tui.tui.source_status import FollowReadout, ReplayReadout
 from nvfp4_tui.tui.widgets.big_number import glyph_rows, text_width
 from nvfp4_tui.tui.widgets.gpu_pane import decode_text
 from nvfp4_tui.tui.widgets.run_header import run_readout, summary_line
-from nvfp4_tui.tui.widgets.spark_bars import bar_rows, columns
+from nvfp4_tui.tui.widgets.spark_bars import axis, bar_rows, columns, scaled
 from tests.support.factories import T0, endpoint_info
 
 
@@ -126,3 +126,16 @@ def test_header_modes_of_a_followed_run() -> None:
     assert mode(stale=True) == "stale"
     assert mode("aborted", finished=True) == "aborted"
     assert mode("complete", finished=True) == "complete"
+
+
+def test_the_sparkline_spans_the_data_range_not_zero_to_max() -> None:
+    bottom, top = axis([0.0, 100.0, 110.0, 115.0, 0.0])
+    assert (bottom, top) == (92.0, 115.0)  # widened to 20% of the top: 100 is not the floor
+    heights = scaled([0.0, 100.0, 115.0], bottom, top)
+    assert heights[0] == 0.0, "a second with nothing streaming stays blank"
+    assert 0.125 < heights[1] < 0.5 and heights[2] == 1.0
+    assert axis([0.0, 0.0]) is None
+
+
+def test_the_sparkline_range_keeps_a_wide_spread() -> None:
+    assert axis([20.0, 120.0]) == (20.0, 120.0)

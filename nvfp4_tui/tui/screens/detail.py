@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.content import Content
-from textual.widgets import Collapsible, Footer, Static
+from textual.widgets import Collapsible, Static
 from textual_plotext.plot import Plot
 
 from nvfp4_tui.core.endpoint_state import EndpointState
@@ -33,9 +33,12 @@ from nvfp4_tui.tui.readouts import (
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.server_view import TtftComparison, timeline, ttft_comparison
 from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, Painter
+from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.gpu_pane import status_content
+from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
 
+TWO_CHART_ROWS_H = 30  # terminal rows from which the detail shows both rows of charts
 CHART_INTERVAL_S = 0.5  # plotext renders at most twice a second
 TABLE_ROWS = 50
 HIST_BINS = 12
@@ -70,6 +73,7 @@ class UnfittedChart(Chart):
     cost every chart a second plotext render."""
 
     def on_resize(self, event: events.Resize) -> None:
+        self.fit_title()
         event.prevent_default()  # Chart.on_resize, which paints again
 
 
@@ -110,7 +114,7 @@ class DetailScreen(StateScreen):
         self._head: Content | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="detail-head")
+        yield FitLine(id="detail-head")
         # Top row over the run (s): the client's speed, then the server's view beside it.
         with Grid(id="charts"):
             yield Chart("decode tok/s per stream, over time", id="chart-decode")
@@ -143,7 +147,12 @@ class DetailScreen(StateScreen):
                 with Collapsible(title="Reasoning", id="reasoning", collapsed=True):
                     yield Static(id="reasoning-text", markup=False)
                 yield Static(id="answer-text", markup=False)
-        yield Footer()
+        yield KeysFooter()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # On a short terminal two rows of charts would be two or three rows high each, too few
+        # for an axis: the first row (speed, TTFT, server load) gets all the height.
+        self.set_class(event.size.height < TWO_CHART_ROWS_H, "-short")
 
     def action_back(self) -> None:
         self.dismiss()
@@ -191,7 +200,7 @@ class DetailScreen(StateScreen):
         )
         if head != self._head:
             self._head = head
-            self.query_one("#detail-head", Static).update(head)
+            self.query_one("#detail-head", FitLine).show(head)
 
     def _show_requests(self, endpoint: EndpointState, state: FleetState) -> None:
         rows = list(endpoint.recent_requests)[-TABLE_ROWS:]
@@ -293,8 +302,9 @@ class DetailScreen(StateScreen):
                 centres, counts = histogram(values, bins)
                 if centres:
                     plt.bar(centres, counts, color=getattr(colors, color_name), width=0.8)
-                    top = max(counts)
-                    plt.yticks(list(range(0, top + 1, max(1, math.ceil(top / 4)))))
+                    # Zero and the tallest bar only: in a chart a few rows high, plotext would
+                    # drop some of the ticks between, and which ones depends on its layout.
+                    plt.yticks([0, max(counts)])
                     low, high = centres[0], centres[-1]
                     ticks = [low, (low + high) / 2, high] if high > low else [low]
                     spread = high - low

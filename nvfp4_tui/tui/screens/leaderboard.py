@@ -13,7 +13,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
-from textual.widgets import Footer, Static
 from textual_plotext.plot import Plot
 
 from nvfp4_tui.core.figures.benchmarks import benchmark_sections
@@ -45,12 +44,51 @@ from nvfp4_tui.tui.readouts import (
     slo_text,
 )
 from nvfp4_tui.tui.screens.base import StateScreen
-from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, series_rgb
+from nvfp4_tui.tui.widgets.charts import (
+    Chart,
+    ChartColors,
+    PlotFrame,
+    place_labels,
+    plot_cells,
+    series_marker,
+    series_rgb,
+    spread_rows,
+)
 from nvfp4_tui.tui.widgets.configuration import ConfigurationBlock
+from nvfp4_tui.tui.widgets.fit_line import FitLine
+from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
 from nvfp4_tui.tui.widgets.vram_table import VramTable
 
 REDRAW_INTERVAL_S = 0.5
+SERIES_NUDGE = 0.25  # of one level's spacing: how far apart the series' points spread
+
+
+Named = tuple[str, float, float, tuple[int, int, int]]  # label, x, y, colour
+
+
+def label_points(
+    plt: Plot,
+    named: list[Named],
+    frame: PlotFrame,
+    colors: ChartColors,
+    *,
+    column: int | None = None,
+) -> None:
+    """Write each ``(label, x, y, colour)`` two cells right of its point (or in ``column``),
+    moved up or down a row where it would cover another label or a point."""
+    points = [frame.cell(x, y) for _, x, y, _ in named]
+    if column is not None:
+        rows = spread_rows([frame.row(y) for _, _, y, _ in named], frame.height)
+        cells = [(column, row) for row in rows]
+    else:
+        anchors = [
+            (c + 2, r, len(label)) for (label, *_), (c, r) in zip(named, points, strict=True)
+        ]
+        cells = place_labels(anchors, frame.width, frame.height, points)
+    for (label, _, _, color), cell in zip(named, cells, strict=True):
+        x, y = frame.point(cell)
+        plt.text(label, x, y, color=color, background=colors.canvas, alignment="left")
 
 
 def _right(text: str, style: str = "") -> Text:
@@ -82,7 +120,7 @@ class LeaderboardScreen(StateScreen):
         self._drawn_t = -float("inf")
 
     def compose(self) -> ComposeResult:
-        yield Static(id="lb-head")
+        yield FitLine(id="lb-head")
         yield ConfigurationBlock(id="lb-config")
         # A table with focus (tab) has a row cursor: it and the scroll a user set stay put as the
         # tables refresh.
@@ -93,12 +131,12 @@ class LeaderboardScreen(StateScreen):
                 yield LiveTable(id="speed")
                 yield LiveTable(id="routes")
             yield LiveTable(id="capacity")
-            yield Static(id="lb-legend")
+            yield FitLine(id="lb-legend")
             with Horizontal(id="lb-charts"):
                 yield Chart("aggregate throughput (tok/s) vs load", id="chart-scaling")
                 yield Chart("Pareto: quality vs decode tok/s", id="chart-pareto")
             yield VramTable(id="vram")
-        yield Footer()
+        yield KeysFooter()
 
     def action_back(self) -> None:
         self.app.switch_mode("fleet")
@@ -129,17 +167,33 @@ class LeaderboardScreen(StateScreen):
         following = next_score(state, score_name)  # v cycles verified → heuristic → judge
         key_v = key_label(app_binding("scores"))
         switch = f" {key_v}: {score_label(following)}" if following else ""
-        self.query_one("#lb-head", Static).update(
+        # The longest wording that fits: never one cut in the middle of a word.
+        name = (one_line(state.run_name), "")
+        self.query_one("#lb-head", FitLine).show(
             Content.assemble(
                 ("Leaderboard", "bold"),
                 "  ",
-                one_line(state.run_name),
+                name,
                 "   quality = ",
                 (f"{score} score", "bold"),
                 (" 0–1, mean ±half its 95% Wilson interval, and n;", "$text-muted"),
                 (f" speeds: mean per request at {at};", "$text-muted"),
                 (switch, "$text-muted"),
-            )
+            ),
+            Content.assemble(
+                ("Leaderboard", "bold"),
+                "  ",
+                name,
+                "   quality = ",
+                (f"{score} score", "bold"),
+                (" 0–1, mean ±95% half-width, n;", "$text-muted"),
+                (f" speeds at {at};", "$text-muted"),
+                (switch, "$text-muted"),
+            ),
+            Content.assemble(
+                ("Leaderboard", "bold"), "  ", name, "  ", (f"{score} score", "bold"), switch
+            ),
+            Content.assemble(("Leaderboard", "bold"), "  ", (f"{score} score", "bold")),
         )
         self.query_one(ConfigurationBlock).show(state, labels)
         self._show_quality(state, board, labels, styles, score_name)
@@ -231,9 +285,7 @@ class LeaderboardScreen(StateScreen):
     def _show_speed(self, board: Board, labels: dict[str, str], styles: CellStyles) -> None:
         table = self.query_one("#speed", LiveTable)
         speeds, averages = speed_rows(board)
-        table.border_title = (
-            f"Speed (tok/s, mean per request) at {base_text(board)} vs class average"
-        )
+        table.border_title = f"Speed (tok/s, mean per request) at {base_text(board)}"
         columns: list[Column] = [
             ("endpoint", "endpoint"),
             ("class", "class"),
@@ -262,10 +314,8 @@ class LeaderboardScreen(StateScreen):
         self, board: Board, labels: dict[str, str], styles: CellStyles, score_name: str
     ) -> None:
         table = self.query_one("#routes", LiveTable)
-        table.border_title = (
-            f"Route by task ({score_label(score_name)}, all levels): "
-            "the fastest within the best's 95% interval"
-        )
+        table.border_title = f"Route by task ({score_label(score_name)}, all levels)"
+        table.border_subtitle = "the fastest within the best's 95% interval"
         columns: list[Column] = [
             ("suite", "suite"),
             ("pick", "route to"),
@@ -344,11 +394,14 @@ class LeaderboardScreen(StateScreen):
         table.show_rows(columns, rows)
 
     def _show_legend(self, state: FleetState, labels: dict[str, str]) -> None:
-        entries = [
-            Content.assemble(("━━ ", series_hex(index)), labels[eid])
-            for index, eid in enumerate(state.endpoints)
-        ]
-        self.query_one("#lb-legend", Static).update(Content("   ").join(entries))
+        wide, narrow = [], []
+        for index, eid in enumerate(state.endpoints):
+            colour, marker = series_hex(index), series_marker(index)
+            wide.append(Content.assemble((f"━{marker} ", colour), labels[eid]))
+            narrow.append(Content.assemble((marker, colour), (labels[eid], colour)))
+        self.query_one("#lb-legend", FitLine).show(
+            Content("   ").join(wide), Content("  ").join(narrow), Content(" ").join(narrow)
+        )
 
     def _show_scaling(self, state: FleetState, board: Board, labels: dict[str, str]) -> None:
         """Throughput against load per endpoint, the knee of each marked with a diamond. Levels
@@ -361,23 +414,32 @@ class LeaderboardScreen(StateScreen):
         x_of = {load: x for x, load in enumerate(levels, 1)}
         chart = self.query_one("#chart-scaling", Chart)
         knees = [f"{labels[c.endpoint_id]} {c.knee.label}" for c in curves if c.knee is not None]
-        chart.border_title = f"aggregate throughput (tok/s) vs {load_axis(levels)}" + (
-            " · ◆ knee" if knees else ""
-        )
+        knee_mark = " · ◆ knee" if knees else ""
+        chart.set_title(f"aggregate throughput (tok/s) vs {load_axis(levels)}{knee_mark}")
         notes = (["knee: " + " · ".join(knees)] if knees else []) + unsteady_notes(board)
         chart.border_subtitle = " · ".join(notes)
 
         def paint(plt: Plot, colors: ChartColors) -> None:
+            drawn = [c for c in curves if c.points]
+            count = len(drawn)
+            # Series side by side at each level, a cell or so apart, so seven lines at one
+            # level do not draw into one column; the labels at their ends name them.
+            nudge = SERIES_NUDGE / max(1, count)
+            ends: list[Named] = []
+            marks: list[tuple[list[float], list[float], str, tuple[int, int, int]]] = []
             top = 0.0
-            for curve in curves:
-                if not curve.points:
-                    continue
-                xs = [x_of[load] for load, _ in curve.points]
+            for rank, curve in enumerate(drawn):
+                index = order.index(curve.endpoint_id)
+                xs = [x_of[load] + (rank - (count - 1) / 2) * nudge for load, _ in curve.points]
                 ys = [tps for _, tps in curve.points]
-                color = series_rgb(order.index(curve.endpoint_id))
+                color = series_rgb(index)
                 plt.plot(xs, ys, marker="braille", color=color)
-                plt.scatter(xs, ys, marker="●", color=color)
+                marks.append((xs, ys, series_marker(index), color))
                 top = max([top, *(y for y in ys if math.isfinite(y))])
+                ends.append((labels[curve.endpoint_id], xs[-1], ys[-1], color))
+            # Points over every line: a later line drawn through one would hide it.
+            for xs, ys, marker, color in marks:
+                plt.scatter(xs, ys, marker=marker, color=color)
             # Knees last, so that no other endpoint's line or dot in the same cell hides one.
             for curve in curves:
                 if curve.knee is not None:
@@ -386,9 +448,19 @@ class LeaderboardScreen(StateScreen):
                     plt.scatter([x_of[curve.knee]], [knee_tps], marker="◆", color=color)
             if levels:
                 plt.xticks(list(x_of.values()), [load.label for load in levels])
-                plt.xlim(0.7, len(levels) + 0.3)
+                width, height = plot_cells(chart)
+                widest = max((len(end[0]) for end in ends), default=0) + 2
+                low, high = 0.7, len(levels) + 0.3
+                # Room on the right for the labels at the lines' ends.
+                high += widest * (high - low) / max(1, width - widest)
+                plt.xlim(low, high)
                 if top > 0:  # all zero (nothing decoded yet): plotext picks a scale of its own
                     plt.ylim(0, top * 1.1)
+                    frame = PlotFrame((low, high), (0, top * 1.1), width, height)
+                    # The labels in one column right of the last level's points: the lines
+                    # end there, and no label covers a point.
+                    right = max((frame.cell(x, y)[0] for _, x, y, _ in ends), default=0) + 2
+                    label_points(plt, ends, frame, colors, column=right)
             plt.xlabel(load_axis(levels))
 
         chart.draw(tuple(curves), paint)
@@ -400,9 +472,7 @@ class LeaderboardScreen(StateScreen):
         frontier = sorted((p for p in points if p.on_frontier), key=lambda p: p.speed_tps)
         chart = self.query_one("#chart-pareto", Chart)
         score = score_label(score_name)
-        chart.border_title = (
-            f"Pareto: {score} quality (mean) vs decode tok/s (mean) at {base_text(board)}"
-        )
+        chart.set_title(f"Pareto: {score} quality vs decode tok/s, {base_text(board)}")
         chart.border_subtitle = (
             "frontier: " + " → ".join(labels[p.endpoint_id] for p in frontier) if frontier else ""
         )
@@ -415,12 +485,22 @@ class LeaderboardScreen(StateScreen):
                     marker="braille",
                     color=colors.muted,
                 )
+            named: list[Named] = []
             for p in points:
-                color = series_rgb(order.index(p.endpoint_id))
-                plt.scatter([p.speed_tps], [p.quality], marker="●", color=color)
-            if axes is not None:
-                plt.xlim(*axes.speed_tps)
+                index = order.index(p.endpoint_id)
+                color = series_rgb(index)
+                plt.scatter([p.speed_tps], [p.quality], marker=series_marker(index), color=color)
+                named.append((labels[p.endpoint_id], p.speed_tps, p.quality, color))
+            if axes is not None and named:
+                width, height = plot_cells(chart)
+                widest = max(len(label) for label, *_ in named) + 2
+                low, high = axes.speed_tps
+                high += widest * (high - low) / max(1, width - widest)  # the last point's label
+                plt.xlim(low, high)
                 plt.ylim(*axes.quality)
+                label_points(
+                    plt, named, PlotFrame((low, high), axes.quality, width, height), colors
+                )
             plt.xlabel("decode tok/s")
 
         chart.draw((score_name, tuple(points)), paint)

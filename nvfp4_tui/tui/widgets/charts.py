@@ -6,7 +6,7 @@ most twice a second and only while visible, and ``draw`` itself skips data it ha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 
 from textual import events
 from textual.color import Color
@@ -15,8 +15,10 @@ from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
 
 from nvfp4_tui.core.series_colours import series_hex
+from nvfp4_tui.tui.text_fit import fit_content
 
 RGB = tuple[int, int, int]
+TITLE_FRAME_W = 7  # the border's corners and dashes, and the spaces around a title
 Painter = Callable[[Plot, "ChartColors"], None]
 
 
@@ -32,6 +34,9 @@ class ChartColors:
         self.success = rgb("success", "#4EBF71")
         self.warning = rgb("warning", "#ffa62b")
         self.muted = rgb("foreground-muted", "#808080")
+        # The plot's canvas (textual-plotext's theme paints it in the surface colour): text
+        # written on a plot needs it as its background, or plotext draws it on white.
+        self.canvas = rgb("surface", "#1E1E1E")
 
 
 def series_rgb(index: int) -> RGB:
@@ -54,7 +59,8 @@ class Chart(PlotextPlot):
         self, title: str | Content, *, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(id=id, classes=classes)
-        self.border_title = title
+        self.title = Content(title) if isinstance(title, str) else title
+        self.border_title = self.title
         self._key: Hashable | None = None
         self._painter: Painter | None = None
 
@@ -83,5 +89,109 @@ class Chart(PlotextPlot):
         self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
+        self.fit_title()
         # Painters may fit their data to the width (one point per column): paint again.
         self._paint()
+
+    def fit_title(self) -> None:
+        # Textual would cut a long title mid-word: cut it at a word boundary.
+        self.border_title = fit_content(self.title, self.outer_size.width - TITLE_FRAME_W)
+
+    def set_title(self, title: str | Content) -> None:
+        """A new title, fitted to the chart's width."""
+        self.title = Content(title) if isinstance(title, str) else title
+        self.fit_title()
+
+
+# One marker per endpoint beside its colour, so two series of near hues, or a terminal with
+# few colours, still tell apart; "◆" is left for the knees.
+SERIES_MARKERS = ("●", "■", "▲", "▼", "★", "✚", "◉", "✖", "◇")
+
+
+def series_marker(index: int) -> str:
+    return SERIES_MARKERS[index % len(SERIES_MARKERS)]
+
+
+Cell = tuple[int, int]  # (column, row) of a chart's plot, row 0 at the bottom
+
+
+def place_labels(
+    anchors: list[tuple[int, int, int]],
+    width: int,
+    height: int,
+    markers: Sequence[Cell] = (),
+) -> list[Cell]:
+    """Where to write labels of ``(column, row, length)`` so that none covers another or one of
+    the ``markers``: each at its anchor's row if free, else the nearest free row above or below,
+    inside ``height`` rows (its column is kept; one that fits nowhere stays at its anchor)."""
+    taken = [(row, column, column) for column, row in markers]  # row, first, last column
+    out: list[Cell] = [(0, 0)] * len(anchors)
+    for index in sorted(range(len(anchors)), key=lambda i: anchors[i][1]):
+        column, row, length = anchors[index]
+        end = min(width - 1, column + length - 1)
+        offsets = [0] + [step * sign for step in range(1, height) for sign in (1, -1)]
+        for offset in offsets:
+            candidate = row + offset
+            if not 0 <= candidate < height:
+                continue
+            if all(r != candidate or e < column or s > end for r, s, e in taken):
+                taken.append((candidate, column, end))
+                out[index] = (column, candidate)
+                break
+        else:
+            out[index] = (column, row)
+    return out
+
+
+def spread_rows(rows: Sequence[float], height: int) -> list[int]:
+    """Rows for labels stacked in one column: each as near its own row as lets every label
+    have a row of its own, in the same order as ``rows`` (bottom to top; fractions of a row
+    keep the order of two in one row), inside ``height``."""
+    order = sorted(range(len(rows)), key=lambda i: rows[i])
+    placed = [0] * len(rows)
+    floor = 0
+    for i in order:  # upwards: no label below the one before it
+        placed[i] = max(round(rows[i]), floor)
+        floor = placed[i] + 1
+    ceiling = height - 1
+    for i in reversed(order):  # then downwards from the top, where that pushed them out
+        placed[i] = max(0, min(placed[i], ceiling))
+        ceiling = placed[i] - 1
+    return placed
+
+
+class PlotFrame:
+    """The data range a plot shows and its size in cells, to go from data to cells and back.
+
+    The cells are an estimate from the widget's size (plotext's axes and tick labels take
+    some); it is kept on the small side, so that labels a cell apart here are at least a cell
+    apart on screen."""
+
+    def __init__(
+        self, x: tuple[float, float], y: tuple[float, float], width: int, height: int
+    ) -> None:
+        self.x, self.y = x, y
+        self.width, self.height = max(2, width), max(2, height)
+
+    def row(self, y: float) -> float:
+        """The row of ``y``, unrounded."""
+        y0, y1 = self.y
+        return (y - y0) / ((y1 - y0) or 1) * (self.height - 1)
+
+    def cell(self, x: float, y: float) -> Cell:
+        (x0, x1), (y0, y1) = self.x, self.y
+        column = round((x - x0) / ((x1 - x0) or 1) * (self.width - 1))
+        row = round((y - y0) / ((y1 - y0) or 1) * (self.height - 1))
+        return column, row
+
+    def point(self, cell: Cell) -> tuple[float, float]:
+        (x0, x1), (y0, y1) = self.x, self.y
+        return (
+            x0 + cell[0] / (self.width - 1) * (x1 - x0),
+            y0 + cell[1] / (self.height - 1) * (y1 - y0),
+        )
+
+
+def plot_cells(chart: Chart) -> tuple[int, int]:
+    """The plot's size in cells inside ``chart``, less its y tick labels and its x axis."""
+    return chart.size.width - 10, chart.size.height - 4

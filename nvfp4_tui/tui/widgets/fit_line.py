@@ -5,9 +5,12 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widget import Widget
 
+from nvfp4_tui.tui.text_fit import fit_content
+
 
 class FitLine(Widget):
-    """Shows the first of ``wordings`` (longest first) that fits; the last one is cut if need be.
+    """Shows the first of ``wordings`` (longest first) that fits; the last one is cut at a word
+    boundary if need be.
 
     Panes are 26 columns wide on a 120-column terminal and 50 on a wide one: the same line
     reads "TTFT p50 141 ms   in flight 4/4" where there is room and "TTFT 141ms  4/4" where not.
@@ -32,4 +35,4 @@ class FitLine(Widget):
         for wording in self._wordings:
             if wording.cell_length <= width:
                 return wording
-        return self._wordings[-1] if self._wordings else Content("")
+        return fit_content(self._wordings[-1], width) if self._wordings else Content("")

@@ -14,6 +14,7 @@ from typing import ClassVar, Literal
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.events import Resize
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
@@ -24,6 +25,7 @@ from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, SCORE_LABELS
 from nvfp4_tui.core.plain_text import one_line, widget_id
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.readouts import class_badge, decode_bins
+from nvfp4_tui.tui.text_fit import fit_words
 from nvfp4_tui.tui.widgets.big_number import BigNumber
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.meter import Meter
@@ -41,6 +43,7 @@ DECODE_CHARS = 3
 # Rows of a pane besides its quality list: border 2, status 1, big number 3, TTFT, VRAM, GPU,
 # server and errors 1 each. The SLO line adds one when the run has SLO targets.
 PANE_FIXED_ROWS = 11
+TITLE_FRAME_W = 6  # the border's corners and rules, and the spaces around its title
 
 STATUS_TEXT = {
     "waiting": "waiting",
@@ -314,8 +317,9 @@ class GpuPane(Vertical, can_focus=True):
         super().__init__(id=widget_id("pane", endpoint.id))
         self.endpoint_id = endpoint.id
         info = endpoint.info
-        gpu = f"GPU {info.gpu}" if info.gpu is not None else "GPU ?"
-        self.border_title = Content.assemble((gpu, "bold"), " · ", info.label)
+        self._gpu_tag = f"GPU {info.gpu}" if info.gpu is not None else "GPU ?"
+        self._label = info.label
+        self._title_for(len(self._gpu_tag) + 3 + len(self._label) + TITLE_FRAME_W)  # all of it
         self._badge = class_badge(info)
         self.readout: PaneReadout | None = None  # the last one shown
 
@@ -360,6 +364,16 @@ class GpuPane(Vertical, can_focus=True):
         yield self._slo
         yield self._quality
         yield self._errors
+
+    def _title_for(self, width: int) -> None:
+        # Textual would cut the border title mid-word ("Huihui Gemma4-2…"): cut it at a word.
+        room = width - TITLE_FRAME_W - len(self._gpu_tag) - 3
+        self.border_title = Content.assemble(
+            (self._gpu_tag, "bold"), " · ", fit_words(self._label, room)
+        )
+
+    def on_resize(self, event: Resize) -> None:
+        self._title_for(self.outer_size.width)
 
     def on_click(self) -> None:
         self.post_message(self.Selected(self.endpoint_id))

@@ -39,10 +39,19 @@ def _same_columns(a: Sequence[Column], b: Sequence[Column]) -> bool:
 
 class LiveTable(DataTable):
     def __init__(
-        self, *, id: str | None = None, header_height: int = 1, zebra_stripes: bool = False
+        self,
+        *,
+        id: str | None = None,
+        header_height: int = 1,
+        zebra_stripes: bool = False,
+        cell_padding: int = 1,
     ) -> None:
         super().__init__(
-            id=id, header_height=header_height, zebra_stripes=zebra_stripes, cursor_type="none"
+            id=id,
+            header_height=header_height,
+            zebra_stripes=zebra_stripes,
+            cursor_type="none",
+            cell_padding=cell_padding,
         )
         self._columns: tuple[Column, ...] = ()
 

@@ -225,6 +225,7 @@ class PhaseLine(HeaderLine[Phases]):
         if not phases:
             return Content("")
         width = self.size.width
+        compact_parts: list[Content] = []
         for sep, compact in (("   ", False), ("  ", True)):
             parts: list[Content] = []
             for tag, phase, status in phases:
@@ -232,7 +233,14 @@ class PhaseLine(HeaderLine[Phases]):
                 style = STATUS_STYLE.get(status, "") if status != "running" else ""
                 parts.append(Content.assemble((tag, "$text-muted"), " ", (text, style)))
             line = Content(sep).join(parts)
-            if line.cell_length <= width or compact:
+            if line.cell_length <= width:
+                return line
+            compact_parts = parts
+        # Too many to fit: as many whole ones as fit, and how many more, never half of one.
+        for shown in range(len(compact_parts) - 1, -1, -1):
+            more = Content.styled(f"  +{len(compact_parts) - shown} more", "$text-muted")
+            line = Content("  ").join(compact_parts[:shown]) + more
+            if line.cell_length <= width:
                 return line
         return Content("")
 
