@@ -26,7 +26,7 @@ from textual.binding import BindingType
 from textual.screen import Screen
 
 from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, HEURISTIC, JUDGE, SCORE_LABELS, VERIFIED
-from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.core.plain_text import one_line, widget_id
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.sources.base import EventSource, Folded, ResetBatch
 from nvfp4_tui.tui.bindings import GENERAL_BINDINGS, REPLAY_BINDINGS
@@ -56,6 +56,8 @@ REPLACED_SYSTEM_COMMANDS = frozenset({"Quit", "Keys"})
 # A batch larger than this is folded on a thread (3-12 µs an event here), so a seek in a long
 # replay never freezes the keys; the old state stays on screen until the new one is ready.
 INLINE_REBUILD_EVENTS = 5_000
+
+DETAILS_KEPT = 8  # detail screens kept built: a 7-GPU box's all, a big fleet's recent ones
 
 
 class FleetApp(App[int]):
@@ -94,6 +96,9 @@ class FleetApp(App[int]):
         self._stopping = False
         self._end_announced = False
         self._messages_shown = 0
+        # Detail screens kept once built, most recently opened last: opening one again skips
+        # composing its charts and tables, the larger part of what opening it costs.
+        self._details: list[str] = []
         if title:
             self.title = title
 
@@ -261,7 +266,22 @@ class FleetApp(App[int]):
 
     def open_detail(self, endpoint_id: str) -> None:
         if endpoint_id in self.state.endpoints:
-            self.push_screen(DetailScreen(endpoint_id))
+            self.push_screen(self._detail_screen(endpoint_id))
+
+    def _detail_screen(self, endpoint_id: str) -> str:
+        """The installed detail screen of ``endpoint_id`` (installed now if it was not), by name;
+        beyond ``DETAILS_KEPT`` the longest unopened one that is not showing is let go."""
+        name = widget_id("detail", endpoint_id)
+        if name in self._details:
+            self._details.remove(name)
+        else:
+            self.install_screen(DetailScreen(endpoint_id), name)
+        self._details.append(name)
+        for old in self._details[:-DETAILS_KEPT]:
+            if self.get_screen(old) not in self.screen_stack:
+                self.uninstall_screen(old)
+                self._details.remove(old)
+        return name
 
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
         """Save the screen as SVG in the current directory: Textual's default is a Downloads

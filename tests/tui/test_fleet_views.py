@@ -3,11 +3,10 @@ groups, the grid's totals cell, and the chart labels that name each series."""
 
 from __future__ import annotations
 
-import asyncio
-
+from rich.console import RenderableType
 from textual.content import Content
+from textual.screen import Screen
 from textual.widgets import DataTable
-from textual.widgets._footer import FooterKey
 
 from nvfp4_tui.core.figures.fleet import fleet_totals
 from nvfp4_tui.tui.screens.detail import DetailScreen
@@ -18,11 +17,10 @@ from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.run_header import PhaseLine
 from nvfp4_tui.tui.widgets.totals_pane import TotalsPane
-from tests.support.sample_app import sample_app, settle
+from tests.support.sample_app import sample_app, settle, wait_until
 from tests.support.sample_events import large_fleet
 
 PANE_H = 17
-POLL_STEPS = 20  # event-loop turns for a pushed screen to compose
 
 
 def test_the_view_follows_the_terminal_and_the_fleet() -> None:
@@ -118,17 +116,19 @@ async def test_the_detail_footer_has_its_keys_from_the_first_frame() -> None:
     app, source = sample_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, source)
+        first_frame: list[str] = []
+        display = app._display
+
+        def display_and_read_the_footer(screen: Screen, renderable: RenderableType | None) -> None:
+            # What the footer drew into the detail's first frame handed to the terminal.
+            if renderable is not None and isinstance(screen, DetailScreen) and not first_frame:
+                first_frame.append(str(screen.query_one(KeysFooter).render()))
+            display(screen, renderable)
+
+        app._display = display_and_read_the_footer  # type: ignore[method-assign]
         app.open_detail("moe_qwen36")
-        # No pause: what the footer holds as soon as it is mounted, before any refresh.
-        for _ in range(POLL_STEPS):
-            footers = app.screen.query(KeysFooter) if isinstance(app.screen, DetailScreen) else []
-            if footers and footers[0].is_mounted:
-                break
-            await asyncio.sleep(0)
-        footer = app.screen.query_one(KeysFooter)
-        assert footer.is_mounted
-        assert {key.key for key in footer.query(FooterKey)} >= {"escape", "q", "l"}
-        await pilot.pause()
+        await wait_until(pilot, lambda: bool(first_frame), "the detail's first frame")
+        assert all(f" {key} " in first_frame[0] for key in ("esc", "q", "l")), first_frame
 
 
 async def test_pane_titles_fit_their_border_and_end_on_a_whole_word() -> None:

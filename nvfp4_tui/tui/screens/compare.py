@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from nvfp4_tui.core.figures.comparison import (
     EFFECT_SIZE,
@@ -37,6 +37,7 @@ from nvfp4_tui.core.figures.scores import SCORE_LABELS
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles, cell_styles
+from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ class CompareScreen(Screen):
             yield DataTable(id="levels", cursor_type="none", zebra_stripes=True)
             yield DataTable(id="vram", cursor_type="none", zebra_stripes=True)
         yield Static(id="compare-notes")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         c = self.comparison

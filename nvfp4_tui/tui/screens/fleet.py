@@ -26,7 +26,6 @@ from textual.css.query import NoMatches
 from textual.events import Resize
 from textual.geometry import Size
 from textual.widget import AwaitMount
-from textual.widgets import Footer
 
 from nvfp4_tui.core.endpoint_state import EndpointState
 from nvfp4_tui.core.figures.fleet import fleet_totals
@@ -135,7 +134,7 @@ class FleetScreen(StateScreen):
         fits = room // rows >= self._pane_h
         # In the grid, the footer gives way when it alone would push the panes into scrolling.
         footer = self.view != "grid" or fits_with_footer or not fits
-        self.query_one(Footer).display = footer
+        self.query_one(KeysFooter).display = footer
         grid.styles.grid_rows = "1fr" if fits else str(self._pane_h)
 
     def _show_view(self, view: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 
 from textual import events
+from textual.app import RenderResult
 from textual.color import Color
 from textual.content import Content
 from textual_plotext import PlotextPlot
@@ -63,6 +64,11 @@ class Chart(PlotextPlot):
         self.border_title = self.title
         self._key: Hashable | None = None
         self._painter: Painter | None = None
+        # The last render and what it was of (size, paint, theme): Textual renders a widget
+        # again for reasons of its own (a screen resumed, a layout pass), and building a plot and
+        # parsing its ANSI costs milliseconds each time.
+        self._painted = 0
+        self._rendered: tuple[Hashable, RenderResult] | None = None
 
     def on_mount(self) -> None:
         # Series colours come from the theme: a new theme makes the next draw replot.
@@ -86,7 +92,14 @@ class Chart(PlotextPlot):
         plt = self.plt
         plt.clear_figure()
         self._painter(plt, ChartColors(self.app.theme_variables))
+        self._painted += 1
         self.refresh()
+
+    def render(self) -> RenderResult:
+        key = (self.size, self._painted, self.app.theme)
+        if self._rendered is None or self._rendered[0] != key:
+            self._rendered = (key, super().render())
+        return self._rendered[1]
 
     def on_resize(self, event: events.Resize) -> None:
         self.fit_title()
