@@ -114,12 +114,13 @@ def test_replay(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-def test_compare_120x36(snap_compare, tmp_path: Path) -> None:
+@sizes
+def test_compare(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
     """Two runs compared: three significant changes, two better and one worse, n per cell."""
     a = write_snapshot(tmp_path, "run-a", compare_run("run-a", seed=1, shift={}))
     b = write_snapshot(tmp_path, "run-b", compare_run("run-b", seed=2, shift=COMPARE_SHIFT))
     app = CompareApp(compare_snapshots(open_snapshot(a), open_snapshot(b)))
-    assert snap_compare(app, terminal_size=(120, 36))
+    assert snap_compare(app, terminal_size=size)
 
 
 def test_detail_no_server_metrics_120x36(snap_compare) -> None:
