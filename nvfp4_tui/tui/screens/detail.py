@@ -267,7 +267,7 @@ class DetailScreen(StateScreen):
         )
         thinking = plain_text(answer.reasoning_text)
         reasoning.display = bool(thinking)
-        reasoning.title = f"Reasoning ({len(thinking):,} characters)"
+        reasoning.title = f"Reasoning, {len(thinking):,} chars"  # short: it must fit 80 columns
         self.query_one("#reasoning-text", Static).update(Text(thinking))
         text = plain_text(answer.answer_text) or "(no text: the answer was a tool call)"
         self.query_one("#answer-text", Static).update(Text(text))
