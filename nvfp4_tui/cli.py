@@ -391,6 +391,12 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
     )
     serve.add_argument("--port", type=int, default=8000, help="the port to bind (default: 8000)")
     serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=4,
+        help="browser tabs open at once, each running its own ARGS process (default: 4)",
+    )
+    serve.add_argument(
         "served", nargs=argparse.REMAINDER, metavar="ARGS", help="e.g. demo, replay SNAPSHOT"
     )
 
@@ -660,13 +666,12 @@ def cmd_demo_or_detach(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from nvfp4_tui.launch.serve import ServeError, serve, served_command
+    from nvfp4_tui.launch.serve import ServeError, serve
 
     try:
-        served_command(args.served)
         # The served arguments fail here, once, rather than in every browser tab.
-        build_parser().parse_args(args.served)
-        return serve(args.served, args.host, args.port)
+        parsed = build_parser().parse_args(args.served) if args.served else argparse.Namespace()
+        return serve(args.served, parsed, args.host, args.port, args.max_sessions)
     except ServeError as e:
         raise UsageError(str(e)) from None
 

@@ -1,4 +1,5 @@
-"""`serve` checks what it is asked to serve before it binds anything."""
+"""`serve` checks what it is asked to serve before it binds anything, and opens a session only
+for a page of its own."""
 
 from __future__ import annotations
 
@@ -7,34 +8,67 @@ import sys
 
 import pytest
 
-from nvfp4_tui.cli import main
-from nvfp4_tui.launch.serve import ServeError, served_command, tunnel_hint
+from nvfp4_tui.cli import build_parser, main
+from nvfp4_tui.launch.serve import (
+    ServeError,
+    allowed_hosts,
+    is_own_page,
+    served_command,
+    tunnel_hint,
+)
+
+
+def checked(args: list[str]) -> str:
+    return served_command(args, build_parser().parse_args(args))
 
 
 def test_a_view_is_served_by_this_interpreter() -> None:
-    command = shlex.split(served_command(["replay", "snapshots/my run"]))
+    command = shlex.split(checked(["replay", "snapshots/my run"]))
     assert command == [sys.executable, "-m", "nvfp4_tui.cli", "replay", "snapshots/my run"]
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ([], "name the command to serve"),
         (["run", "p.toml"], "start a run with `run --detach` and serve `follow`"),
-        (["export", "x"], "'export' cannot be served"),
+        (["export", "x", "--format", "csv", "--out", "y"], "'export' cannot be served"),
         (["demo", "--headless"], "--headless leaves nothing to show"),
+        # Abbreviated, as argparse reads them: checked as what they stand for.
+        (["demo", "--head"], "--headless leaves nothing to show"),
+        (["follow", "--headless", "--js"], "leaves nothing to show"),
     ],
 )
 def test_what_cannot_be_served_is_refused(args: list[str], message: str) -> None:
     with pytest.raises(ServeError, match=message):
-        served_command(args)
+        checked(args)
 
 
 def test_refusal_is_a_usage_error_before_binding(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--port", "1", "run", "p.toml"]) == 2
     assert "cannot be served" in capsys.readouterr().err
+    assert main(["serve", "--port", "1"]) == 2
+    assert "name the command to serve" in capsys.readouterr().err
 
 
 def test_loopback_gets_the_tunnel_and_any_other_address_a_warning() -> None:
     assert "ssh -N -L 8000:127.0.0.1:8000" in tunnel_hint("127.0.0.1", 8000)
     assert tunnel_hint("0.0.0.0", 8000).startswith("warning: bound to 0.0.0.0")
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "own"),
+    [
+        ("http://127.0.0.1:8000", "127.0.0.1:8000", True),
+        ("http://localhost:8000", "127.0.0.1:8000", True),
+        ("http://[::1]:8000", "[::1]:8000", True),
+        ("http://evil.example", "127.0.0.1:8000", False),  # another site's page
+        ("http://evil.example:8000", "evil.example:8000", False),  # DNS rebinding
+        ("http://127.0.0.1:9000", "127.0.0.1:8000", False),  # another local server's page
+        ("", "127.0.0.1:8000", False),  # no Origin: not a browser page of ours
+        ("null", "127.0.0.1:8000", False),
+        ("http://127.0.0.1:x", "127.0.0.1:8000", False),
+    ],
+)
+def test_a_session_needs_a_page_of_this_server(origin: str, host: str, own: bool) -> None:
+    headers = {"Host": host, **({"Origin": origin} if origin else {})}
+    assert is_own_page(headers, allowed_hosts("127.0.0.1"), 8000) is own

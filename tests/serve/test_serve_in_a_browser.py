@@ -118,3 +118,19 @@ def test_the_grid_renders_and_a_key_opens_the_leaderboard(
         assert (shots / name).stat().st_size > 10_000  # a drawn page, not a blank one
         record_property(f"screenshot_{name}", str(shots / name))
     print(f"screenshots: {shots}")
+
+
+def test_another_sites_page_gets_no_session(served_replay: str) -> None:
+    import asyncio
+
+    import aiohttp
+
+    async def connect(origin: str) -> int:
+        async with aiohttp.ClientSession() as session:
+            try:
+                async with session.ws_connect(f"{served_replay}ws", origin=origin):
+                    return 101
+            except aiohttp.WSServerHandshakeError as refused:
+                return refused.status
+
+    assert asyncio.run(connect("http://evil.example")) == 403
