@@ -25,8 +25,10 @@ REPLAY_BINDINGS: list[Binding] = [
     Binding(
         "right", "replay('seek:+10')", "Forward 10 s", key_display="→", show=False, id="replay-fwd"
     ),
-    Binding("home", "replay('home')", "To the start", show=False, id="replay-home"),
-    Binding("end", "replay('end')", "To the end", show=False, id="replay-end"),
+    # Priority: a table in focus (the compact and table views, the detail's requests) would
+    # take Home and End for its own scrolling, and a replay's seek would do nothing.
+    Binding("home", "replay('home')", "To the start", show=False, id="replay-home", priority=True),
+    Binding("end", "replay('end')", "To the end", show=False, id="replay-end", priority=True),
 ]
 
 

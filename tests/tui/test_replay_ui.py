@@ -172,6 +172,20 @@ async def test_home_and_end(recorded: Path) -> None:
         assert "replay paused" in _summary(app)
 
 
+async def test_home_and_end_seek_in_the_compact_view_too(recorded: Path) -> None:
+    # 80x24 opens the compact view, a table in focus that would scroll on Home and End itself.
+    source = paused_replay(recorded)
+    app = replay_app(source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle_replay(pilot, source)
+        await pilot.press("end")
+        await settle_replay(pilot, source)
+        assert source.at_end
+        await pilot.press("home")
+        await settle_replay(pilot, source)
+        assert source.position_s == 0
+
+
 async def test_left_and_right_seek_instead_of_moving_between_panes(recorded: Path) -> None:
     source = paused_replay(recorded)
     app = replay_app(source)
