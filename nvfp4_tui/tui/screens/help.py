@@ -47,6 +47,11 @@ ABBREVIATIONS = (
     ("knee, ◆", "the load beyond which throughput stops growing with it"),
     ("Pareto", "endpoints no other beats on both quality and speed"),
     ("STALE", "telemetry older than a few seconds: the last value, greyed"),
+    ("● ✓ ✗ ‖ ○", "running, done, down or failed, paused, waiting (an endpoint or the run)"),
+    ("▶ ‖ ■", "a replay playing, paused, at its end; x5: its speed"),
+    ("×20", "a simulator run faster than real time: every speed reads 20 times the GPU's"),
+    ("▆█▇·", "compact quality: a bar per suite, in the suites' order, as high as its score"),
+    ("⚠ … late", "the client's own event loop lagged: timings may read that much late"),
     ("—", "not known yet, or not measured"),
 )
 
