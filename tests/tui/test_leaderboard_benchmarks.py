@@ -30,8 +30,11 @@ def run(benchmarks: tuple[BenchmarkSuite, ...]) -> list[Event]:
     return [*events, RunFinished(T0 + 10, "complete")]
 
 
-async def shown(benchmarks: tuple[BenchmarkSuite, ...]) -> tuple[bool, list[str], list[str]]:
-    """Whether the benchmarks table shows, its cells, and the quality table's suites."""
+async def shown(
+    benchmarks: tuple[BenchmarkSuite, ...],
+) -> tuple[bool, str, list[str], list[str]]:
+    """Whether the benchmarks table shows, its title, its cells, and the quality table's
+    suites."""
     events = run(benchmarks)
     source = FixedSource(events)
     app = FleetApp(source, clock=lambda: events[-1].t)
@@ -45,19 +48,19 @@ async def shown(benchmarks: tuple[BenchmarkSuite, ...]) -> tuple[bool, list[str]
         cells = [str(cell) for row in range(table.row_count) for cell in table.get_row_at(row)]
         quality = app.screen.query_one("#quality", DataTable)
         suites = [str(quality.get_row_at(row)[0]) for row in range(quality.row_count)]
-        return table.display, cells, suites
+        return table.display, str(table.border_title), cells, suites
 
 
 async def test_a_benchmark_gets_its_own_labelled_table() -> None:
-    display, cells, suites = await shown((HUMANEVAL,))
+    display, title, cells, suites = await shown((HUMANEVAL,))
     assert display
-    label = "HumanEval pass@1, greedy, n=4 of 164, chat prompt v1"
-    assert cells[:3] == [label, "Alpha", "0.75"]
+    assert title == "Standard benchmarks: HumanEval pass@1, greedy, n=4 of 164, chat prompt v1"
+    assert cells[:3] == ["HumanEval", "Alpha", "0.75"]
     assert cells[4] == "4"  # problems scored
     assert suites == ["math"]
 
 
 async def test_a_run_without_benchmarks_shows_no_such_table() -> None:
-    display, _, suites = await shown(())
+    display, _, _, suites = await shown(())
     assert not display
     assert suites == ["math", "humaneval"]  # not a benchmark: an ordinary suite

@@ -26,6 +26,7 @@ from nvfp4_tui.core.figures.board import (
     speed_rows,
 )
 from nvfp4_tui.core.figures.scores import score_label
+from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.core.series_colours import series_hex
 from nvfp4_tui.core.slo import load_axis
@@ -251,11 +252,11 @@ class LeaderboardScreen(StateScreen):
         table.display = bool(sections)
         if not sections:
             return
-        table.border_title = (
-            "Standard benchmarks (verified, every load level; not in the quality averages)"
-        )
+        # Each label once, in the title: on every row it would crowd the scores out of 80 columns.
+        table.border_title = "Standard benchmarks: " + " · ".join(s.label for s in sections)
+        table.border_subtitle = "verified, every load level; not in the quality averages"
         columns: list[Column] = [
-            ("benchmark", "benchmark and protocol"),
+            ("benchmark", "benchmark"),
             ("endpoint", "endpoint"),
             ("score", _right("score")),
             ("ci", _right("95% CI")),
@@ -263,12 +264,12 @@ class LeaderboardScreen(StateScreen):
         ]
         rows: list[Row] = []
         for section in sections:
-            label = section.label + (f" ({section.note})" if section.note else "")
+            name = section.benchmark.benchmark + (f" ({section.note})" if section.note else "")
             top = max((s.mean or 0.0 for _, s in section.scores), default=None)
             for eid, score in section.scores:
                 low, high = score.ci95_low, score.ci95_high
                 cells: list[Cell] = [
-                    Text(label),
+                    Text(outside_line(name)),
                     Text(labels.get(eid, eid)),
                     _right(units.score(score.mean), styles.best if score.mean == top else ""),
                     _right(
