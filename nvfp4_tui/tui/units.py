@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 DASH = "—"
 
 
-def tps(value: float | None) -> str:
-    """Tokens per second: one decimal below 1000, none above."""
+def tps(value: float | None, column: Iterable[float | None] = ()) -> str:
+    """Tokens per second: one decimal below 1000, none above; in a table, as its ``column``'s
+    largest value has them, so that the column's numbers align on their decimal point."""
     if value is None:
         return DASH
-    return f"{value:.0f}" if value >= 1000 else f"{value:.1f}"
+    largest = max((v for v in column if v is not None), default=value)
+    return f"{value:.0f}" if max(value, largest) >= 1000 else f"{value:.1f}"
 
 
 def rate(value_per_s: float | None) -> str:

@@ -37,6 +37,8 @@ def test_units() -> None:
     assert units.tps(None) == "—"
     assert units.tps(143.94) == "143.9"
     assert units.tps(1234.5) == "1234"
+    # In a column with a value past 1000, every value drops its decimal: they align.
+    assert units.tps(935.64, [2711.0, 935.64, None]) == "936"
     assert units.seconds_as_ms(0.1414) == "141 ms"
     assert units.seconds_as_ms(12.0) == "12.0 s"
     assert units.clock(110) == "1:50"

@@ -295,14 +295,15 @@ class LeaderboardScreen(StateScreen):
             *((f"vs-{c}", _right(f"vs {class_name(c)}")) for c in averages),
         ]
         fastest = max((r.decode_tps or 0.0 for r in speeds), default=0.0)
+        decodes, e2es = [r.decode_tps for r in speeds], [r.e2e_tps for r in speeds]
         rows: list[Row] = []
         for row in speeds:
             best = row.decode_tps is not None and row.decode_tps == fastest
             cells = [
                 Text(labels[row.endpoint_id]),
                 Text(class_name(row.model_class), style=styles.muted),
-                _right(units.tps(row.decode_tps), styles.best if best else ""),
-                _right(units.tps(row.e2e_tps)),
+                _right(units.tps(row.decode_tps, decodes), styles.best if best else ""),
+                _right(units.tps(row.e2e_tps, e2es)),
                 *(_right(units.relative(row.vs_class.get(c))) for c in averages),
             ]
             rows.append((row.endpoint_id, cells))
