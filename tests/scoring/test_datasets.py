@@ -239,3 +239,24 @@ def test_a_long_row_a_device_and_too_many_rows_are_bounded(tmp_path, monkeypatch
         f"{tmp_path / 'dev.toml'}: suite.source: /dev/zero: not a regular file "
         "(a directory, FIFO or device); expected a JSONL file"
     ]
+
+
+def test_rows_nested_too_deeply_for_the_parsers_are_left_out_one_line_each(tmp_path):
+    deep_tests = "def test_x():\n    x = " + "-" * 200_000 + "1\n"
+    write_jsonl(
+        tmp_path / "code.jsonl",
+        [
+            {"task": "Write f.", "tests": deep_tests},
+            '{"task": "Write g.", "tests": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            {"task": "Write h.", "tests": "def test_h():\n    assert h() == 1\n"},
+        ],
+    )
+    (tmp_path / "code.toml").write_text(TESTS_SUITE)
+    suite = load_suite(tmp_path / "code.toml")
+    assert [p.text for p in suite.prompts] == ["Write h."]
+    assert suite.dataset is not None
+    assert suite.dataset.skipped == (
+        f"{tmp_path / 'code.jsonl'}: line 1: field 'tests': not valid Python: "
+        "nested too deeply to parse",
+        f"{tmp_path / 'code.jsonl'}: line 2: not JSON: nested too deeply to parse",
+    )
