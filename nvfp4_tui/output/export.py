@@ -19,6 +19,7 @@ import polars as pl
 
 from nvfp4_tui.core.outside_text import outside_line, outside_text
 from nvfp4_tui.output.report import leaderboard_json, render_snapshot, report_tables, snapshot_board
+from nvfp4_tui.output.tables import markdown_line
 from nvfp4_tui.store.manifest import SnapshotError, error_text, write_atomic
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 from nvfp4_tui.store.schema import TABLES
@@ -119,7 +120,7 @@ def write_export(snapshot: Snapshot, fmt: str, out: Path) -> list[Path]:
     if fmt == "json":
         text = json.dumps(report_document(snapshot), indent=1, ensure_ascii=False) + "\n"
     else:
-        title = f"# {snapshot.run_id}\n\n"
+        title = f"# {markdown_line(snapshot.run_id)}\n\n"
         text = title + render_snapshot(snapshot, "markdown") + "\n"
     _write(out, text.encode())
     return [out]
