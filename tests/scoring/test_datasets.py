@@ -260,3 +260,18 @@ def test_rows_nested_too_deeply_for_the_parsers_are_left_out_one_line_each(tmp_p
         "nested too deeply to parse",
         f"{tmp_path / 'code.jsonl'}: line 2: not JSON: nested too deeply to parse",
     )
+
+
+def test_a_row_that_recurses_past_the_parser_is_left_out_too(tmp_path, monkeypatch):
+    def too_deep(body, fields, scorer):  # a value just under json's limit, checked deeper
+        raise RecursionError("maximum recursion depth exceeded")
+
+    write_jsonl(tmp_path / "rows.jsonl", [{"id": "q1", "question": "1 + 1?", "answer": 2}])
+    monkeypatch.setattr(datasets, "_check", too_deep)
+    rows, skipped = datasets.read_rows(
+        tmp_path / "rows.jsonl", datasets.FieldMap("question", "answer", "id"), "math", "{prompt}"
+    )
+    assert (rows, skipped) == (
+        [],
+        [f"{tmp_path / 'rows.jsonl'}: line 1: nested too deeply to parse"],
+    )
