@@ -137,6 +137,11 @@ class PromptCheck:
 _AST_LOCK = threading.Lock()
 
 
+# Why a source the parser gave up on was refused: CPython raises RecursionError or MemoryError,
+# not SyntaxError, for an expression nested thousands deep ("x = ----...1").
+TOO_DEEP = "nested too deeply to parse"
+
+
 def parse_python(source: str) -> ast.Module:
     """``ast.parse`` one source at a time: CPython 3.11 can fail with "AST constructor recursion
     depth mismatch" when threads (the verify pool) build trees at once (cpython gh-106905)."""
@@ -189,6 +194,8 @@ def hidden_tests(source: str) -> HiddenTests | str:
     except (SyntaxError, ValueError) as e:
         line = f" (line {e.lineno})" if isinstance(e, SyntaxError) else ""
         return f"not valid Python: {getattr(e, 'msg', e)}{line}"
+    except (RecursionError, MemoryError):
+        return f"not valid Python: {TOO_DEEP}"
     names = [
         node.name
         for node in tree.body

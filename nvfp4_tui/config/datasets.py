@@ -32,8 +32,8 @@ entry point, the prompt then being the function's stub (``PromptCheck.stub``).
 Reading is bounded: only a regular file is opened (a FIFO or /dev/zero is an error), a line over
 ``MAX_LINE_BYTES`` is read past and left out, and rows past ``MAX_ROWS`` are left out.
 
-A row that cannot be used (not a JSON object, a field missing or of the wrong kind, a duplicate
-id) is left out with one line naming the file, the line and the field; the suite runs without it
+A row that cannot be used (not a JSON object, nested too deeply to read, a field missing or of
+the wrong kind, tests that do not parse, a duplicate id) is left out with one line naming the file, the line and the field; the suite runs without it
 and its record (``Dataset.skipped``) says how many were left out and why.
 """
 
@@ -52,6 +52,7 @@ from typing import Any, BinaryIO
 
 from nvfp4_tui.config.checks import (
     CHOICE_LETTERS,
+    TOO_DEEP,
     HiddenTests,
     MathAnswer,
     PromptCheck,
@@ -251,6 +252,8 @@ def _code_tests(row: dict[str, Any], fields: FieldMap) -> tuple[HiddenTests, str
         tree = parse_python(source)
     except (SyntaxError, ValueError) as e:
         raise RowError(f"field {fields.reference!r}: not valid Python: {e}") from None
+    except (RecursionError, MemoryError):
+        raise RowError(f"field {fields.reference!r}: not valid Python: {TOO_DEEP}") from None
     if not any(getattr(node, "name", None) == "check" for node in tree.body):
         raise RowError(f"field {fields.reference!r}: expected a def check(candidate) function")
     runner = f"\n\ndef {_CHECK_NAME}():\n    check({entry_point})\n"
@@ -312,12 +315,19 @@ def read_rows(
                 body = json.loads(raw)
             except ValueError as e:
                 raise RowError(f"not JSON: {getattr(e, 'msg', e)}") from None
+            except RecursionError:  # a line of 1 MiB holds 500,000 nested lists
+                raise RowError(f"not JSON: {TOO_DEEP}") from None
             if not isinstance(body, dict):
                 raise RowError(f"expected a JSON object, got {show(body)}")
             row_id = _row_id(body, fields, line)
             if row_id in seen:
                 raise RowError(f"field {fields.id!r}: id {row_id!r} already on line {seen[row_id]}")
             check, question = _check(body, fields, scorer)
+        except (RecursionError, MemoryError):
+            # Past the checks above: a value nested just under the parser's limit that
+            # showing or checking it goes deeper than; one row, not the run.
+            skipped.append(outside_line(f"{path}: line {line}: {TOO_DEEP}"))
+            continue
         except RowError as e:
             # The reason quotes the file: made one safe line like any outside text.
             skipped.append(outside_line(f"{path}: line {line}: {e}"))

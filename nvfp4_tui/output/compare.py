@@ -49,6 +49,7 @@ from nvfp4_tui.core.figures.comparison import (
     relative_change,
 )
 from nvfp4_tui.core.figures.scores import HEURISTIC, SCORE_LABELS, VERIFIED
+from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import Load
 from nvfp4_tui.output.report import (
     endpoints_of,
@@ -57,7 +58,7 @@ from nvfp4_tui.output.report import (
     vram_per_gpu,
     with_rates,
 )
-from nvfp4_tui.output.tables import format_table
+from nvfp4_tui.output.tables import format_table, markdown_line
 from nvfp4_tui.store.legacy import recorded_in_flight
 from nvfp4_tui.store.reader import Snapshot
 
@@ -451,9 +452,11 @@ def render_comparison(comparison: Comparison, fmt: str = "text") -> str:
     runs = f"{comparison.run_a} (A) → {comparison.run_b} (B)"
     headers, rows = _cell_table(comparison)
     parts = []
+    # Changes and notes name endpoints and settings from the snapshots: Markdown's one rule.
+    line = markdown_line if markdown else outside_line
     if comparison.configuration_changes:  # said first: it may explain every figure below
         bullet = "- " if markdown else "  "
-        changes = "".join(f"\n{bullet}{change}" for change in comparison.configuration_changes)
+        changes = "".join(f"\n{bullet}{line(c)}" for c in comparison.configuration_changes)
         parts.append("Configuration changed:" + changes)
     parts.append(format_table(headers, rows, title=runs, markdown=markdown))
     if comparison.levels:
@@ -492,7 +495,7 @@ def render_comparison(comparison: Comparison, fmt: str = "text") -> str:
                 markdown=markdown,
             )
         )
-    parts.append("\n".join(_notes(comparison)))
+    parts.append("\n".join(line(note) for note in _notes(comparison)))
     return "\n\n".join(parts)
 
 

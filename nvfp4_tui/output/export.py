@@ -3,13 +3,15 @@
 Parquet and CSV write one file per table (``requests``, ``gpu``, ``server``, ``events``) into the
 output directory, in the snapshot's own schema (``ts`` as a UTC timestamp, SI units in column
 names); CSV's text columns pass ``core.outside_text`` (no escapes, no invisible formatting), as
-a CSV is read in terminals and spreadsheets. JSON writes the leaderboard rows and the report's tables; Markdown writes the report's
+a CSV is read in terminals and spreadsheets, and a text cell a spreadsheet would run as a
+formula (it starts with = + - @, a tab or a CR) gets a leading ``'``. JSON writes the leaderboard rows and the report's tables; Markdown writes the report's
 tables in the shape of the seed's README. Every file is written whole or not at all.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +19,18 @@ import polars as pl
 
 from nvfp4_tui.core.outside_text import outside_line, outside_text
 from nvfp4_tui.output.report import leaderboard_json, render_snapshot, report_tables, snapshot_board
+from nvfp4_tui.output.tables import markdown_line
 from nvfp4_tui.store.manifest import SnapshotError, error_text, write_atomic
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 from nvfp4_tui.store.schema import TABLES
 from nvfp4_tui.store.writer import parquet_bytes
 
 EXPORT_FORMATS = ("parquet", "csv", "json", "markdown")
+# OWASP's CSV-injection rule: a cell starting with one of these opens as a formula in Excel,
+# LibreOffice and Sheets (=HYPERLINK(...), @SUM(...)); a leading ' makes it text there.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# A text cell that is a plain number ("-3.5") is no formula, and stays as it came.
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -48,16 +56,26 @@ def _table_files(snapshot: Snapshot, out_dir: Path, fmt: str) -> list[Path]:
         if fmt == "parquet":
             _write(path, parquet_bytes(frame))
         else:
-            _write(path, _printable_text(frame).write_csv().encode())
+            _write(path, csv_frame(frame).write_csv().encode())
         written.append(path)
     return written
 
 
-def _printable_text(frame: pl.DataFrame) -> pl.DataFrame:
-    """Every text column through ``outside_text``; line breaks stay (CSV quotes them)."""
+def csv_cell(raw: str | None) -> str:
+    """A text cell from outside as CSV shows it: ``outside_text``, then ``'`` ahead of a
+    formula's start."""
+    text = outside_text(raw)
+    if text.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def csv_frame(frame: pl.DataFrame) -> pl.DataFrame:
+    """Every text column through ``csv_cell``; line breaks stay (CSV quotes them), numbers and
+    times are left as they are."""
     texts = [name for name, dtype in frame.schema.items() if dtype == pl.String]
     return frame.with_columns(
-        pl.col(name).map_elements(outside_text, return_dtype=pl.String) for name in texts
+        pl.col(name).map_elements(csv_cell, return_dtype=pl.String) for name in texts
     )
 
 
@@ -102,7 +120,7 @@ def write_export(snapshot: Snapshot, fmt: str, out: Path) -> list[Path]:
     if fmt == "json":
         text = json.dumps(report_document(snapshot), indent=1, ensure_ascii=False) + "\n"
     else:
-        title = f"# {snapshot.run_id}\n\n"
+        title = f"# {markdown_line(snapshot.run_id)}\n\n"
         text = title + render_snapshot(snapshot, "markdown") + "\n"
     _write(out, text.encode())
     return [out]

@@ -1,16 +1,43 @@
 """Plain-text and Markdown tables for reports and headless output (aligned, width-aware for CJK).
 
 A cell can hold a label, a model id or a message from a snapshot made elsewhere: every title,
-header and cell passes ``core.outside_text`` on its way to a terminal or a file, on one line,
-and a Markdown cell's pipes are escaped so it stays one cell.
+header and cell passes ``core.outside_text`` on its way to a terminal or a file, on one line.
+Markdown output puts every such text through ``markdown_line``, the one rule for text from
+outside in Markdown (tables here, the write-up, ``compare`` and ``export``): it shows as the
+characters it is, never as a link, an image, emphasis, HTML or a cell's end.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 
 from nvfp4_tui.core.outside_text import outside_line
+
+# Backslash-escaped wherever they are: what starts inline Markdown or HTML in CommonMark and
+# GFM (code, emphasis, links and images, raw HTML and autolinks, entities, strikethrough, math
+# on GitHub, a table cell's end). "(" needs no escape: a link's "](" cannot form without "]".
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>|~!&$])")
+# GFM links a bare "https://..." or "www...." by itself: an escaped ":" or "." keeps it text.
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=\bwww)(\.)")
+# Escaped at the line's start only, where they open a block (a heading, a list, a rule): "# x",
+# "- x", "+ x", "1. x", "1) x", "---", "===". A number such as "-3.5" is left as it is.
+_MARKDOWN_BLOCK = re.compile(r"^(?:[#+=-](?=\s|$|[#+=-])|\d{1,9}(?=[.)](?:\s|$)))")
+
+
+def markdown_line(raw: str | None) -> str:
+    """``outside_line`` of ``raw``, with every character that could start Markdown markup
+    backslash-escaped: it renders as the same characters, and as nothing else."""
+    line = _MARKDOWN_INLINE.sub(r"\\\1", outside_line(raw))
+    line = _AUTOLINK.sub(lambda m: "\\" + m.group(0), line)
+    return _MARKDOWN_BLOCK.sub(_escape_block_start, line, count=1)
+
+
+def _escape_block_start(match: re.Match[str]) -> str:
+    marker = match.group(0)
+    # A list number opens the list by the "." or ")" after it: the escape goes before that.
+    return marker + "\\" if marker[0].isdigit() else "\\" + marker
 
 
 def display_width(text: str) -> int:
@@ -42,13 +69,13 @@ def format_table(
 ) -> str:
     """Columns padded to their widest cell; numbers right-aligned. Markdown pipes when asked."""
     headers, *rows = table_cells([headers, *rows])
-    title = outside_line(title) if title else None
+    right = [all(_numeric(r[i]) or r[i] == "—" for r in rows) and rows for i in range(len(headers))]
+    title = (markdown_line if markdown else outside_line)(title) if title else None
     if markdown:
-        headers, *rows = [[cell.replace("|", "\\|") for cell in row] for row in [headers, *rows]]
+        headers, *rows = [[markdown_line(cell) for cell in row] for row in [headers, *rows]]
     widths = [display_width(h) for h in headers]
     for row in rows:
         widths = [max(w, display_width(c)) for w, c in zip(widths, row, strict=True)]
-    right = [all(_numeric(r[i]) or r[i] == "—" for r in rows) and rows for i in range(len(headers))]
     lines = []
     if title:
         lines.append(f"### {title}" if markdown else title)

@@ -4,7 +4,7 @@ the computed fleet recommendation, what the data cannot show, and the method not
 One document (``Writeup``) is built here from the report's tables and ``core.figures``; the
 HTML report (``html_report``) and the README-ready Markdown (``markdown_writeup``) only render
 it. Every text that came from outside (labels, model ids, suite names, manifest values) is made
-one plain line when rendered, and escaped for HTML there.
+one plain line when rendered, and escaped for HTML or Markdown (``tables.markdown_line``) there.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from nvfp4_tui.output.report import (
     throughput_summary,
     vram_table,
 )
-from nvfp4_tui.output.tables import format_table
+from nvfp4_tui.output.tables import format_table, markdown_line
 from nvfp4_tui.store.reader import Snapshot
 
 
@@ -294,9 +294,9 @@ def _figure_caption(figure: FigureData) -> str:
 def markdown_writeup(writeup: Writeup, figures_dir: str) -> str:
     """README-ready Markdown; figures linked as ``figures_dir/NAME.png`` (the path as given)."""
 
-    def md(text: str) -> str:
-        # Outside text must not become Markdown or HTML of its own.
-        return _cell(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    def md(text: Any) -> str:
+        # Outside text must not become Markdown or HTML of its own: the one rule for it.
+        return markdown_line(str(text))
 
     base = figures_dir.rstrip("/")
     parts = [f"# {md(writeup.title)}"]
@@ -309,11 +309,12 @@ def markdown_writeup(writeup: Writeup, figures_dir: str) -> str:
                 parts.append("\n".join(f"- {md(item)}" for item in block.items))
             elif isinstance(block, TableBlock):
                 title, headers, rows = block.table
+                # format_table escapes each cell and the title itself (markdown_line).
                 parts.append(
                     format_table(
-                        [md(h) for h in headers],
-                        [[md(c) for c in row] for row in rows],
-                        title=md(title) if title != section.title else None,
+                        [str(h) for h in headers],
+                        [[str(c) for c in row] for row in rows],
+                        title=str(title) if title != section.title else None,
                         markdown=True,
                     )
                 )

@@ -10,7 +10,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from nvfp4_tui.cli import main
-from nvfp4_tui.output.export import export_snapshot
+from nvfp4_tui.output.export import csv_frame, export_snapshot
 from nvfp4_tui.output.report import REPORT_FORMATS
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import open_snapshot
@@ -123,3 +123,19 @@ def test_report_formats(snapshot: Path, capsys) -> None:
     text = capsys.readouterr().out
     assert "Leaderboard" in text and "Aggregate throughput vs concurrency" in text
     assert "\x1b[" not in text  # readable in a CI log
+
+
+def test_a_csv_text_cell_that_starts_a_formula_opens_as_text(tmp_path: Path) -> None:
+    hostile = ['=HYPERLINK("http://x","y")', "@SUM(1)", "\t=1+1", "-2+3", "-3.5", "plain"]
+    frame = pl.DataFrame({"label": hostile, "tps": [-1.5] * len(hostile)})
+    (tmp_path / "t.csv").write_text(csv_frame(frame).write_csv())
+    back = pl.read_csv(tmp_path / "t.csv")
+    assert back.get_column("label").to_list() == [
+        '\'=HYPERLINK("http://x","y")',
+        "'@SUM(1)",
+        "'\t=1+1",
+        "'-2+3",
+        "-3.5",
+        "plain",
+    ]
+    assert back.get_column("tps").to_list() == [-1.5] * len(hostile)

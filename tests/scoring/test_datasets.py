@@ -239,3 +239,39 @@ def test_a_long_row_a_device_and_too_many_rows_are_bounded(tmp_path, monkeypatch
         f"{tmp_path / 'dev.toml'}: suite.source: /dev/zero: not a regular file "
         "(a directory, FIFO or device); expected a JSONL file"
     ]
+
+
+def test_rows_nested_too_deeply_for_the_parsers_are_left_out_one_line_each(tmp_path):
+    deep_tests = "def test_x():\n    x = " + "-" * 200_000 + "1\n"
+    write_jsonl(
+        tmp_path / "code.jsonl",
+        [
+            {"task": "Write f.", "tests": deep_tests},
+            '{"task": "Write g.", "tests": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            {"task": "Write h.", "tests": "def test_h():\n    assert h() == 1\n"},
+        ],
+    )
+    (tmp_path / "code.toml").write_text(TESTS_SUITE)
+    suite = load_suite(tmp_path / "code.toml")
+    assert [p.text for p in suite.prompts] == ["Write h."]
+    assert suite.dataset is not None
+    assert suite.dataset.skipped == (
+        f"{tmp_path / 'code.jsonl'}: line 1: field 'tests': not valid Python: "
+        "nested too deeply to parse",
+        f"{tmp_path / 'code.jsonl'}: line 2: not JSON: nested too deeply to parse",
+    )
+
+
+def test_a_row_that_recurses_past_the_parser_is_left_out_too(tmp_path, monkeypatch):
+    def too_deep(body, fields, scorer):  # a value just under json's limit, checked deeper
+        raise RecursionError("maximum recursion depth exceeded")
+
+    write_jsonl(tmp_path / "rows.jsonl", [{"id": "q1", "question": "1 + 1?", "answer": 2}])
+    monkeypatch.setattr(datasets, "_check", too_deep)
+    rows, skipped = datasets.read_rows(
+        tmp_path / "rows.jsonl", datasets.FieldMap("question", "answer", "id"), "math", "{prompt}"
+    )
+    assert (rows, skipped) == (
+        [],
+        [f"{tmp_path / 'rows.jsonl'}: line 1: nested too deeply to parse"],
+    )
