@@ -38,7 +38,7 @@ from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sweep import describe_stop, phase_plan, stop_rule
 from nvfp4_tui.bench.verify_backlog import VerifyBacklog, judge_config, parse_tool_calls
 from nvfp4_tui.config.datasets import benchmark_record
-from nvfp4_tui.config.keys import api_key
+from nvfp4_tui.config.keys import api_key, remember_keys
 from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.config.suites import Prompt, Suite
@@ -55,6 +55,7 @@ from nvfp4_tui.core.events import (
     RunStarted,
     TokenProgress,
 )
+from nvfp4_tui.core.outside_text import remember_secrets
 from nvfp4_tui.core.slo import LoadTracker
 from nvfp4_tui.scoring.heuristic import score_answer
 
@@ -108,6 +109,10 @@ class Runner:
         self.run_id = run_id
         self.emit = emit
         self.api_keys = api_keys or {}
+        # Every key of the profile is scrubbed from the first reply on, not only once its own
+        # endpoint's client opens: replies from any endpoint may quote another's key.
+        remember_keys(profile)
+        remember_secrets(*self.api_keys.values())
         self.verify_tls = verify_tls
         self.plans = plan_phases(profile, suites)
         self.stop_reason: str | None = None  # why the run was cancelled, for its RunFinished

@@ -14,14 +14,25 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Iterable
 from dataclasses import replace
 
 from nvfp4_tui.bench.event_pipe import PipeWriter
 from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.bench.shards import ShardSpec
+from nvfp4_tui.config.keys import remember_keys
 from nvfp4_tui.config.plan import LaunchPlan
+from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core import exit_codes
+
+
+def shard_profile(plan: LaunchPlan, endpoint_ids: Iterable[str]) -> Profile:
+    """The plan's profile cut to this shard's endpoints, once every key of the whole run is
+    remembered: replies here are scrubbed of the other shards' keys too."""
+    remember_keys(plan.profile)
+    mine = set(endpoint_ids)
+    return replace(plan.profile, endpoints=tuple(e for e in plan.profile.endpoints if e.id in mine))
 
 
 async def _obey(runner: Runner, main_task: asyncio.Task) -> None:
@@ -50,10 +61,7 @@ async def _main(spec: ShardSpec, events_fd: int) -> int:
     except ConfigError as error:  # the profile's or a suite's file changed since the launch
         print("\n".join(error.problems), file=sys.stderr, flush=True)
         return exit_codes.USAGE
-    mine = set(spec.endpoint_ids)
-    profile = replace(
-        plan.profile, endpoints=tuple(e for e in plan.profile.endpoints if e.id in mine)
-    )
+    profile = shard_profile(plan, spec.endpoint_ids)
     pipe = PipeWriter(events_fd)
     runner = Runner(profile, plan.suites, spec.run_id, pipe)
     flusher = asyncio.create_task(pipe.flush_periodically())

@@ -119,6 +119,10 @@ class DatasetError(ValueError):
     """The dataset cannot be read at all; the message says why (the suite's error names it)."""
 
 
+class NotRegularFile(DatasetError):
+    """The path is a directory, FIFO or device: never read, as it could block or never end."""
+
+
 def read_fields(table: Table) -> FieldMap | None:
     """``[suite.fields]``: every value the name of a JSON field."""
     field = "the name of a JSON field"
@@ -150,9 +154,9 @@ def resolve_source(raw: str, suite_path: Path) -> Path:
     )
 
 
-def _open(path: Path) -> BinaryIO:
+def open_regular(path: Path, expected: str = "a JSONL file") -> BinaryIO:
     """The file, opened only when it is a regular one: a FIFO would block the open, and a
-    device such as /dev/zero would never end."""
+    device such as /dev/zero would never end. NotRegularFile names ``expected`` otherwise."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -161,8 +165,8 @@ def _open(path: Path) -> BinaryIO:
         raise DatasetError(f"{path}: cannot read: {show(e.strerror or str(e))}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise DatasetError(
-            f"{path}: not a regular file (a directory, FIFO or device); expected a JSONL file"
+        raise NotRegularFile(
+            f"{path}: not a regular file (a directory, FIFO or device); expected {expected}"
         )
     return os.fdopen(fd, "rb")
 
@@ -171,7 +175,7 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
     """Each line of the file (decompressed for .gz), or None for one over ``MAX_LINE_BYTES``
     (read past, never held); raises DatasetError when the file cannot be read."""
     try:
-        with _open(path) as raw, gzip.open(raw) if path.suffix == ".gz" else raw as f:
+        with open_regular(path) as raw, gzip.open(raw) if path.suffix == ".gz" else raw as f:
             number = 0
             while line := f.readline(MAX_LINE_BYTES + 1):
                 number += 1

@@ -21,6 +21,17 @@ def api_key(env_name: str | None) -> str | None:
     return key
 
 
+def remember_keys(profile: Profile) -> None:
+    """Read every key the profile's run sends (each endpoint's and the judge's) so that this
+    process scrubs all of them: a ``--workers`` shard sends only its endpoints' keys, yet a
+    gateway they share can echo another endpoint's key into its replies."""
+    names = [e.api_key_env for e in profile.endpoints]
+    if profile.judge is not None:
+        names.append(profile.judge.api_key_env)
+    for name in names:
+        api_key(name)
+
+
 def _host(url: str) -> str:
     parts = urlsplit(url)
     return parts.netloc.rpartition("@")[2] or url

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from nvfp4_tui.config.datasets import DatasetError, NotRegularFile, open_regular
 from nvfp4_tui.config.profile import (
     Profile,
     ReplyLimits,
@@ -34,6 +35,7 @@ from nvfp4_tui.core.slo import SloTargets
 
 # What a plan resolves per endpoint, beyond the profile's file.
 _ENDPOINT_CHOICES = ("url", "time_scale", "gpu", "telemetry")
+_DIGEST_CHUNK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -102,14 +104,26 @@ def _suites_of(profile: Profile) -> dict[str, Suite]:
 
 
 def _digests(paths: Iterable[Path]) -> dict[str, str]:
-    """SHA-256 of each file by its path; "" for one that cannot be read."""
+    """SHA-256 of each file by its path, read in chunks; "" for one that cannot be read.
+    ConfigError names a path that is no regular file: a FIFO swapped in would block the read,
+    a device such as /dev/zero would never end it."""
     digests = {}
     for path in paths:
         try:
-            digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
+            digests[str(path)] = _sha256(path)
+        except NotRegularFile as e:
+            raise ConfigError([str(e)]) from None
+        except (DatasetError, OSError):
             digests[str(path)] = ""
     return digests
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open_regular(path, expected="the file the run was planned from") as f:
+        while chunk := f.read(_DIGEST_CHUNK_BYTES):  # a large dataset is never held whole
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _run_from_plain(raw: Mapping[str, Any]) -> RunPlan:

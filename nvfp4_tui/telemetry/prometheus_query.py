@@ -65,6 +65,21 @@ class PrometheusUnavailable(Exception):
     """The query API could not be read; ``str()`` is one line naming the server."""
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Refuses every 3xx: the query goes to the configured server only, and a redirect reaches
+    ``query`` as an HTTPError that names where it pointed."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+# Otherwise urllib's defaults (proxies from the environment included); redirects alone go.
+_OPENER = urllib.request.build_opener(_NoRedirect)
+# The errors a reply's decoding or shape can raise: a deeply nested body recurses past the
+# interpreter's limit, a value of an unexpected type fails where it is used.
+_REPLY_ERRORS = (RecursionError, ValueError, TypeError, KeyError, IndexError, AttributeError)
+
+
 @dataclass(frozen=True, slots=True)
 class Series:
     """One result of an instant vector query: its name, its labels and its current value."""
@@ -86,8 +101,11 @@ def parse_vector(body: Any, where: str) -> list[Series]:
     data = body.get("data")
     if not isinstance(data, dict) or data.get("resultType") != "vector":
         raise PrometheusUnavailable(f"{where}: expected an instant vector result")
+    results = data.get("result") or []
+    if not isinstance(results, list):
+        raise PrometheusUnavailable(f"{where}: expected a list of results")
     series = []
-    for result in data.get("result") or ():
+    for result in results:
         try:
             labels = {str(k): str(v) for k, v in result["metric"].items()}
             value = float(result["value"][1])  # Prometheus sends numbers as strings ("NaN" too)
@@ -96,6 +114,25 @@ def parse_vector(body: Any, where: str) -> list[Series]:
         if math.isfinite(value):
             series.append(Series(labels.get("__name__", ""), labels, value))
     return series
+
+
+def _decode(data: bytes, where: str, not_json: str = "the reply is not JSON") -> list[Series]:
+    """The series of a reply's bytes; PrometheusUnavailable for any body that is not JSON (with
+    ``not_json`` as its reason) or not the shape ``parse_vector`` expects, however it fails."""
+    try:
+        body = json.loads(data)
+    except RecursionError:
+        raise PrometheusUnavailable(f"{where}: the reply is nested too deeply to read") from None
+    except ValueError:  # UnicodeDecodeError included
+        raise PrometheusUnavailable(f"{where}: {not_json}") from None
+    try:
+        return parse_vector(body, where)
+    except PrometheusUnavailable:
+        raise
+    except _REPLY_ERRORS:
+        raise PrometheusUnavailable(
+            f"{where}: the reply is not an instant query's result"
+        ) from None
 
 
 def node_of(labels: Mapping[str, str]) -> str | None:
@@ -222,7 +259,14 @@ def uuid_indices(series: Iterable[Series], endpoints: Sequence[Endpoint]) -> dic
 
 
 def _index(raw: str | None) -> int | None:
-    return int(raw) if raw is not None and raw.isdigit() else None
+    """A ``gpu`` label as an index; None unless it is ASCII digits (``str.isdigit`` is true for
+    "²", which ``int`` refuses, and ``int`` reads other scripts' digits)."""
+    if raw is None or not (raw.isascii() and raw.isdecimal()):
+        return None
+    try:
+        return int(raw)
+    except ValueError:  # more digits than int() converts
+        return None
 
 
 def _label(labels: Mapping[str, str], key: str) -> str | None:
@@ -246,25 +290,30 @@ class PrometheusQuerySource:
         where = f"Prometheus {self.url}"
         address = f"{self.url}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
         try:
-            with urllib.request.urlopen(address, timeout=self._timeout_s) as reply:
+            with _OPENER.open(address, timeout=self._timeout_s) as reply:
                 data = reply.read(MAX_METRICS_BYTES + 1)
         except urllib.error.HTTPError as exc:
-            # Its error replies carry the same JSON body, whose words say what went wrong.
-            try:
-                body = json.loads(exc.read(MAX_METRICS_BYTES))
-            except (OSError, ValueError):
-                raise PrometheusUnavailable(f"{where}: HTTP {exc.code}") from None
-            return parse_vector(body, f"{where}: HTTP {exc.code}")
+            return self._error_reply(exc, where)
         except (urllib.error.URLError, OSError) as exc:
             reason = outside_line(str(getattr(exc, "reason", exc))) or type(exc).__name__
             raise PrometheusUnavailable(f"{where}: {reason}") from None
         if len(data) > MAX_METRICS_BYTES:
             raise PrometheusUnavailable(f"{where}: reply over {MAX_METRICS_BYTES >> 20} MiB")
+        return _decode(data, where)
+
+    @staticmethod
+    def _error_reply(exc: urllib.error.HTTPError, where: str) -> list[Series]:
+        if 300 <= exc.code < 400:
+            target = outside_line(exc.headers.get("Location"), MAX_LABEL_CHARS) or "nowhere"
+            raise PrometheusUnavailable(
+                f"{where}: HTTP {exc.code}: redirect to {target} not followed (redirects never are)"
+            )
+        # Its error replies carry the same JSON body, whose words say what went wrong.
         try:
-            body = json.loads(data)
-        except ValueError:
-            raise PrometheusUnavailable(f"{where}: the reply is not JSON") from None
-        return parse_vector(body, where)
+            data = exc.read(MAX_METRICS_BYTES)
+        except OSError:
+            raise PrometheusUnavailable(f"{where}: HTTP {exc.code}") from None
+        return _decode(data, f"{where}: HTTP {exc.code}", not_json="no JSON error body")
 
     def sample(self, t: float) -> list[GpuSample]:
         return gpu_samples(self.query(DCGM_QUERY), self.endpoints, t)

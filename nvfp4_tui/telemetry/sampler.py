@@ -19,9 +19,14 @@ from dataclasses import dataclass, field
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.core.events import GpuSample, ServerSample
+from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.telemetry.dcgm import DcgmSource
 from nvfp4_tui.telemetry.nvml import NvmlSource, TelemetryUnavailable, endpoint_port, resolve_gpu
-from nvfp4_tui.telemetry.prometheus_query import PrometheusQuerySource, PrometheusUnavailable
+from nvfp4_tui.telemetry.prometheus_query import (
+    MAX_LABEL_CHARS,
+    PrometheusQuerySource,
+    PrometheusUnavailable,
+)
 from nvfp4_tui.telemetry.simulated import SimGpuSource
 from nvfp4_tui.telemetry.source import GpuSource, ReportsServers
 
@@ -240,6 +245,12 @@ def _plan_prometheus(source: PrometheusQuerySource, plan: GpuTelemetryPlan) -> N
         found = source.gpu_indices()
     except PrometheusUnavailable as exc:
         plan.messages.append(str(exc))
+        return
+    except Exception as exc:
+        # A reply no check foresaw fails this server's endpoints only: the run goes on without
+        # their GPU indices, and says why.
+        reason = outside_line(_one_line(exc), MAX_LABEL_CHARS) or type(exc).__name__
+        plan.messages.append(f"{source!r}: GPU indices not read: {reason}")
         return
     plan.endpoint_gpus.update(found)
     for endpoint in named:
