@@ -19,6 +19,7 @@ from typing import Any
 from nvfp4_tui.core.figures.board import Board
 from nvfp4_tui.core.figures.plot_data import (
     ADDED_FIGURES,
+    CLASS_LABELS,
     SEED_FIGURES,
     FigureData,
     Omitted,
@@ -152,7 +153,7 @@ def lineup_table(board: Board) -> Table:
         [
             "—" if e.gpu is None else str(e.gpu),
             e.label,
-            {"moe": "MoE", "dense": "dense"}.get(e.model_class, e.model_class or "—"),
+            CLASS_LABELS.get(e.model_class, e.model_class or "—"),
             "—" if e.active_params_b is None else f"{e.active_params_b:g}B",
             "—" if e.experts is None else str(e.experts),
             e.model,
@@ -208,19 +209,23 @@ def build_writeup(snapshot: Snapshot, score_name: str | None = None) -> Writeup:
     published = published_figures(inputs)
     figures = {f.name: f for f in published}
     events = snapshot.report_events()
+    quality: list[Block] = [TableBlock(quality_summary(board, score))]
+    if not board.seed_suites and board.benchmarks and isinstance(figures["quality"], Omitted):
+        # Benchmarks alone: an empty table would say nothing; the reason says where to look.
+        reason = figures["quality"].reason
+        quality = [Paragraph(reason[:1].upper() + reason[1:] + ".")]
     sections: list[Section] = [
         Section("Run", tuple(_provenance(snapshot, board, score))),
         Section("Lineup", (TableBlock(lineup_table(board)),)),
-        Section(
-            "Quality",
-            (
-                TableBlock(quality_summary(board, score)),
-                *_figure_blocks(figures, "quality", "profile"),
-            ),
-        ),
+        Section("Quality", (*quality, *_figure_blocks(figures, "quality", "profile"))),
     ]
     if benchmarks := benchmark_tables(board):  # never pooled with the suites above
-        sections.append(Section("Standard benchmarks", tuple(map(TableBlock, benchmarks))))
+        sections.append(
+            Section(
+                "Standard benchmarks",
+                (*map(TableBlock, benchmarks), *_figure_blocks(figures, "benchmarks")),
+            )
+        )
     sections += [
         Section(
             "Speed",

@@ -1,28 +1,13 @@
-"""Names cut to a width at a word boundary, so a screen never shows half a word."""
+"""Names cut to a width at a word boundary, so a screen never shows half a word: the plain
+text as ``core.text_fit`` cuts it (the figures cut it the same way), styled text here."""
 
 from __future__ import annotations
 
-import re
-
 from textual.content import Content
 
-ELLIPSIS = "…"
-# Where a model name may be cut: after a space, a hyphen, a slash, an underscore or a dot.
-_BOUNDARY = re.compile(r"[ \-/_.]")
+from nvfp4_tui.core.text_fit import ELLIPSIS, fit_words
 
-
-def fit_words(text: str, width: int) -> str:
-    """``text`` if it fits in ``width`` cells, else its longest head ending at a word boundary
-    with an ellipsis ("Huihui Gemma4-26B-A4B" in 16: "Huihui Gemma4…"); a first word longer
-    than the room is cut inside, the only way it fits."""
-    if len(text) <= width:
-        return text
-    if width <= 1:
-        return ELLIPSIS[:width]
-    room = width - 1
-    cuts = [m.start() for m in _BOUNDARY.finditer(text) if 0 < m.start() <= room]
-    head = text[: cuts[-1]] if cuts else text[:room]
-    return head.rstrip(" -/_.·") + ELLIPSIS
+__all__ = ["ELLIPSIS", "fit_content", "fit_words"]
 
 
 def fit_content(content: Content, width: int) -> Content:

@@ -4,18 +4,23 @@ per-request values, which the drawing code only draws. Tests read these objects,
 
 The seed's six figures come first (quality, speed, throughput scaling, latency, output length,
 a profile per model), then the ones this project adds (TTFT, ITL, throughput against load with
-knees and the SLO, Pareto, VRAM). A figure the run's data cannot support is an ``Omitted`` with
-the reason, so a write-up can say what is missing and why (a legacy import has no TTFT).
+knees and the SLO, Pareto, VRAM, the standard benchmarks' scores). A figure the run's data
+cannot support is an ``Omitted`` with the reason, so a write-up can say what is missing and why
+(a legacy import has no TTFT).
 
 Every endpoint is a ``Series`` whose ``colour_index`` is its place in the run's endpoint order,
-the index ``series_colours`` gives the TUI's charts too. Labels are made one plain line here.
+the index ``series_colours`` gives the TUI's charts too. Labels are made one plain line here,
+and cut at a word boundary with their class named once (``Series.named``). A run on a simulator
+faster than real time says so on every figure with a speed or time axis (``clock_note``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from nvfp4_tui.core.figures.benchmarks import benchmark_sections
 from nvfp4_tui.core.figures.board import (
     Board,
     SpeedMetric,
@@ -31,14 +36,19 @@ from nvfp4_tui.core.figures.scores import score_label
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import CapacityRow, Load, LoadPoint, load_axis
 from nvfp4_tui.core.stats import StatsSummary, finite, percentiles
+from nvfp4_tui.core.text_fit import fit_words
 
 SEED_FIGURES = ("quality", "speed", "throughput_scaling", "latency", "output_length", "profile")
-ADDED_FIGURES = ("ttft", "itl", "throughput_vs_load", "pareto", "vram")
+ADDED_FIGURES = ("ttft", "itl", "throughput_vs_load", "pareto", "vram", "benchmarks")
 SPEED_LABELS: dict[SpeedMetric, str] = {
     "decode_tps": "decode tok/s",
     "e2e_tps": "e2e tok/s (includes prefill)",
 }
-CLASS_LABELS = {"moe": "MoE", "dense": "dense"}
+CLASS_LABELS = {"moe": "MoE", "dense": "dense"}  # as the report's lineup writes them
+
+
+def class_label(model_class: str) -> str:
+    return CLASS_LABELS.get(model_class, model_class or "class unknown")
 
 
 @dataclass(frozen=True)
@@ -53,7 +63,15 @@ class Series:
 
     @property
     def class_label(self) -> str:
-        return CLASS_LABELS.get(self.model_class, self.model_class or "class unknown")
+        return class_label(self.model_class)
+
+    def named(self, width: int) -> str:
+        """The label cut at a word boundary to ``width``, then its class in brackets unless
+        the label as shown already names it ("Gemma4 MoE (official)" stays as it is)."""
+        head = fit_words(self.label, width)
+        # Letters, not word characters, bound the class: "Qwen3MoE" names it, "condensed" not.
+        named = re.search(rf"(?<![a-z]){re.escape(self.class_label)}(?![a-z])", head, re.I)
+        return head if named else f"{head} ({self.class_label})"
 
 
 def series_of(board: Board) -> tuple[Series, ...]:
@@ -261,9 +279,37 @@ class VramFigure:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class BenchmarkPanel:
+    """One standard benchmark's score per endpoint that answered it."""
+
+    label: str  # benchmark and protocol: "HumanEval pass@1, greedy, n=164, chat prompt v1"
+    metric: str  # "pass@1"
+    bars: tuple[tuple[Series, Estimate], ...]  # Wilson interval over n distinct problems
+    note: str = ""  # the dataset's rows left out
+
+
+@dataclass(frozen=True)
+class BenchmarkBars:
+    """The standard benchmarks (HumanEval, a JSONL dataset), each in a panel of its own."""
+
+    name: str
+    title: str
+    panels: tuple[BenchmarkPanel, ...]
+    note: str = ""
+
+
 FigureData = (
-    SuiteBars | SpeedBars | ScalingLines | Distributions | Profile | LoadFigure | ParetoFigure
-) | VramFigure
+    SuiteBars
+    | SpeedBars
+    | ScalingLines
+    | Distributions
+    | Profile
+    | LoadFigure
+    | ParetoFigure
+    | VramFigure
+    | BenchmarkBars
+)
 
 
 @dataclass(frozen=True)
@@ -286,6 +332,53 @@ class FigureInputs:
     legacy: bool  # an import of the seed script's JSON
     levels_note: str = ""  # what a level really held, where it is not what it says
 
+    @property
+    def clock_note(self) -> str:
+        return clock_note(self.board)
+
+
+def clock_note(board: Board) -> str:
+    """What a simulator run faster than real time (demo --time-scale) does to every speed and
+    time drawn; "" when every endpoint ran on real time."""
+    labels = {s.endpoint_id: s.label for s in series_of(board)}
+    scaled: dict[float, list[str]] = {}
+    for e in board.endpoints:
+        if e.time_scale != 1.0:
+            scaled.setdefault(e.time_scale, []).append(fit_words(labels[e.id], 30))
+    if not scaled:
+        return ""
+    if len(scaled) == 1 and len(next(iter(scaled.values()))) == len(board.endpoints):
+        (scale,) = scaled
+        return f"simulator ×{scale:g}: every speed ×{scale:g}, every time ÷{scale:g}"
+    return "simulator " + "; ".join(
+        f"×{k:g} for {', '.join(names)}: speeds ×{k:g}, times ÷{k:g}" for k, names in scaled.items()
+    )
+
+
+def _joined(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
+def _benchmark_names(board: Board) -> str:
+    return ", ".join(dict.fromkeys(outside_line(b.benchmark) for b in board.benchmarks))
+
+
+def _unscored(board: Board, score: str) -> str:
+    """Why no suite quality was scored: a run of standard benchmarks alone, or no answer on
+    its suites with the score shown."""
+    if board.benchmarks and not board.seed_suites:
+        return (
+            f"the run's only suites are standard benchmarks ({_benchmark_names(board)}), which "
+            "are not pooled into suite quality; see the benchmarks figure"
+        )
+    reason = f"no answer on the run's suites has a {score_label(score)} score"
+    if board.benchmarks:
+        reason += (
+            f"; its standard benchmarks ({_benchmark_names(board)}) are not pooled into suite "
+            "quality: see the benchmarks figure"
+        )
+    return reason
+
 
 def _at(load: Load | None) -> str:
     if load is None:
@@ -303,6 +396,7 @@ def _suite_bars(
     bounded: bool,
     interval: str,
     among: tuple[str, ...] | None = None,
+    missing: str = "no request of the run has this figure's value",
 ) -> SuiteBars | Omitted:
     """Bars per suite of ``among`` (default: every suite of the run)."""
     board = inputs.board
@@ -314,7 +408,7 @@ def _suite_bars(
                 cells[(suite, eid)] = found
     suites = tuple(s for s in among if any((s, e) in cells for e in board.endpoint_ids))
     if not cells:
-        return Omitted(name, title, "no request of the run has this figure's value")
+        return Omitted(name, title, missing)
     empty = [s for s in among if s not in suites]
     note = f"no value on {', '.join(empty)}: left out" if empty else ""
     return SuiteBars(
@@ -334,6 +428,7 @@ def quality_bars(inputs: FigureInputs) -> SuiteBars | Omitted:
         bounded=True,
         interval="Wilson 95% interval",
         among=board.seed_suites,  # standard benchmarks have their own table (figures.benchmarks)
+        missing=_unscored(board, score),
     )
 
 
@@ -346,6 +441,7 @@ def output_length_bars(inputs: FigureInputs) -> SuiteBars | Omitted:
         lambda row: row.tokens_out,
         bounded=False,
         interval="t 95% interval",
+        missing="no answer of the run counted its output tokens",
     )
 
 
@@ -378,7 +474,9 @@ def speed_bars(inputs: FigureInputs) -> SpeedBars | Omitted:
         else "no decode tok/s: the run timed no first token, so only the seed's e2e tok/s "
         "(output tokens / latency, prefill included)"
     )
-    return SpeedBars("speed", title, metrics, series, bars, class_means, note)
+    return SpeedBars(
+        "speed", title, metrics, series, bars, class_means, _joined(inputs.clock_note, note)
+    )
 
 
 def scaling_lines(inputs: FigureInputs) -> ScalingLines | Omitted:
@@ -404,7 +502,7 @@ def scaling_lines(inputs: FigureInputs) -> ScalingLines | Omitted:
         series_of(board),
         points,
         frozenset(not_steady),
-        inputs.levels_note,
+        _joined(inputs.clock_note, inputs.levels_note),
     )
 
 
@@ -426,8 +524,9 @@ def _distributions(
     if not spreads:
         return Omitted(name, title, missing)
     ordered = tuple(load.label for load in sorted(loads, key=lambda load: load.order))
+    note = _joined(inputs.clock_note, inputs.levels_note)
     return Distributions(
-        name, title, quantity, scale, ordered, series_of(inputs.board), spreads, inputs.levels_note
+        name, title, quantity, scale, ordered, series_of(inputs.board), spreads, note
     )
 
 
@@ -483,7 +582,7 @@ def profile_radar(inputs: FigureInputs) -> Profile | Omitted:
     )
     suites = tuple(s for s in table.suites if any(k[0] == s for k in table.cells))
     if not suites:
-        return Omitted("profile", title, "no answer of the run was scored")
+        return Omitted("profile", title, _unscored(board, score))
     speeds = {
         eid: pooled_stats(getattr(r, metric) for r in board.at_base(eid).values()).mean
         for eid in board.endpoint_ids
@@ -494,7 +593,10 @@ def profile_radar(inputs: FigureInputs) -> Profile | Omitted:
         quality = [getattr(table.cell(suite, eid), "mean", None) for suite in suites]
         speed = speeds[eid]
         values[eid] = (*quality, speed / fastest if speed is not None and fastest else None)
-    return Profile("profile", title, (*suites, "speed"), series_of(board), values)
+    # Speed relative to the fastest: one clock for all cancels out, different clocks do not.
+    mixed = len({e.time_scale for e in board.endpoints}) > 1
+    note = inputs.clock_note if mixed else ""
+    return Profile("profile", title, (*suites, "speed"), series_of(board), values, note)
 
 
 def load_curves(inputs: FigureInputs) -> LoadFigure | Omitted:
@@ -527,6 +629,7 @@ def load_curves(inputs: FigureInputs) -> LoadFigure | Omitted:
         curves,
         first.slo_attainment,
         slo or "no targets (a sweep alone)",
+        inputs.clock_note,
     )
 
 
@@ -552,9 +655,16 @@ def pareto_marks(inputs: FigureInputs) -> ParetoFigure | Omitted:
                 )
             )
     if not marks:
-        return Omitted("pareto", title, "no endpoint has both a scored and a timed answer")
+        scored = quality_table(board, score).cells
+        reason = "no endpoint has both a scored and a timed answer"
+        return Omitted("pareto", title, reason if scored else _unscored(board, score))
     return ParetoFigure(
-        "pareto", title, SPEED_LABELS[metric], f"{score_label(score)} score", tuple(marks)
+        "pareto",
+        title,
+        SPEED_LABELS[metric],
+        f"{score_label(score)} score",
+        tuple(marks),
+        inputs.clock_note,
     )
 
 
@@ -569,6 +679,45 @@ def vram_bars(inputs: FigureInputs) -> VramFigure | Omitted:
     return VramFigure("vram", title, bars, note)
 
 
+def benchmark_bars(inputs: FigureInputs) -> BenchmarkBars | Omitted:
+    """Each standard benchmark's score per endpoint (``figures.benchmarks``): the verified
+    score over every load level, its Wilson interval over the distinct problems scored."""
+    board = inputs.board
+    sections = benchmark_sections(board)
+    if len(sections) == 1:
+        title = f"Standard benchmark: {sections[0].label}; every load level"
+    else:
+        title = "Standard benchmarks: each benchmark and its protocol in a panel; every load level"
+    if not sections:
+        reason = "the run ran no standard benchmark (a dataset suite such as HumanEval)"
+        return Omitted("benchmarks", "Standard benchmarks", reason)
+    by_id = {s.endpoint_id: s for s in series_of(board)}
+    panels = []
+    unscored = []
+    for section in sections:
+        bars = tuple(
+            (by_id[eid], found)
+            for eid, summary in section.scores
+            if (found := estimate(summary)) is not None
+        )
+        if bars:
+            metric = outside_line(section.benchmark.metric)
+            panels.append(BenchmarkPanel(section.label, metric, bars, section.note))
+        else:
+            unscored.append(outside_line(section.benchmark.benchmark))
+    if not panels:
+        reason = (
+            f"no answer to the run's standard benchmarks ({_benchmark_names(board)}) was scored"
+        )
+        return Omitted("benchmarks", title, reason)
+    note = _joined(
+        "kept apart from the suites' quality, never pooled into it",
+        f"no answer scored on {', '.join(unscored)}" if unscored else "",
+        panels[0].note if len(panels) == 1 else "",
+    )
+    return BenchmarkBars("benchmarks", title, tuple(panels), note)
+
+
 BUILDERS: tuple[Callable[[FigureInputs], FigureData | Omitted], ...] = (
     quality_bars,
     speed_bars,
@@ -581,6 +730,7 @@ BUILDERS: tuple[Callable[[FigureInputs], FigureData | Omitted], ...] = (
     load_curves,
     pareto_marks,
     vram_bars,
+    benchmark_bars,
 )
 
 

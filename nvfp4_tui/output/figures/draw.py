@@ -3,7 +3,7 @@
 Each ``plot_data`` object becomes one matplotlib ``Figure``; this module computes nothing,
 it places what the object holds. Every endpoint is drawn in ``series_hex(colour_index)``, the
 colour the TUI gives it; dense models are hatched (bars) or square (points), MoE models solid
-or round, and every legend says which.
+or round, and every legend says which. Names are cut at a word boundary (``core.text_fit``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from matplotlib.ticker import StrMethodFormatter
 
 from nvfp4_tui.core.figures.plot_data import (
     SPEED_LABELS,
+    BenchmarkBars,
     Distributions,
     Estimate,
     FigureData,
@@ -36,9 +37,11 @@ from nvfp4_tui.core.figures.plot_data import (
     SpeedBars,
     SuiteBars,
     VramFigure,
+    class_label,
 )
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.series_colours import series_hex
+from nvfp4_tui.core.text_fit import fit_words
 
 PNG_DPI = 120
 STYLE: dict[Any, Any] = {
@@ -70,13 +73,13 @@ def marker(series: Series) -> str:
 
 
 def short(text: str, width: int = 34) -> str:
-    """Outside text (a label, a suite's name) as one plain line of at most ``width``."""
-    text = outside_line(text)
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+    """Outside text (a label, a suite's name) as one plain line of at most ``width``, cut at a
+    word boundary."""
+    return fit_words(outside_line(text), width)
 
 
 def _legend_label(series: Series) -> str:
-    return f"{short(series.label, 44)} ({series.class_label})"
+    return series.named(44)
 
 
 def _bar_legend(fig: Figure, series: Sequence[Series]) -> None:
@@ -122,13 +125,14 @@ def _n_text(counts: Sequence[int], what: str) -> str:
     return f"n = {low} {what}" if low == high else f"n = {low}–{high} {what}"
 
 
+def _joined(*parts: str) -> str:
+    """The figure's own notes first (what this run's data is), then how to read it."""
+    return "; ".join(p for p in parts if p)
+
+
 def suite_bars(data: SuiteBars) -> Figure:
     counts = [e.n for e in data.cells.values()]
-    note = "; ".join(
-        x
-        for x in (f"bars: mean, {data.interval}, {_n_text(counts, 'answers per bar')}", data.note)
-        if x
-    )
+    note = _joined(data.note, f"bars: mean, {data.interval}, {_n_text(counts, 'answers per bar')}")
     fig = _new(data.title, note, width=12, height=6.5)
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(data.series))
@@ -155,14 +159,10 @@ def suite_bars(data: SuiteBars) -> Figure:
 
 def speed_bars(data: SpeedBars) -> Figure:
     counts = [e.n for e in data.bars.values()]
-    note = "; ".join(
-        x
-        for x in (
-            f"bars: mean per request with its t 95% interval, {_n_text(counts, 'requests per bar')}; "
-            "dashed: each class's average (its endpoints' means, each counted once)",
-            data.note,
-        )
-        if x
+    note = _joined(
+        data.note,
+        f"bars: mean per request with its t 95% interval, {_n_text(counts, 'requests per bar')}; "
+        "dashed: each class's average (its endpoints' means, each counted once)",
     )
     height = 2.2 + 0.45 * len(data.series)
     fig = _new(data.title, note, width=12, height=max(3.8, height))
@@ -189,20 +189,17 @@ def speed_bars(data: SpeedBars) -> Figure:
             if m != metric:
                 continue
             ax.axvline(mean, color=MUTED, linestyle="--", linewidth=1)
-            name = {"moe": "MoE", "dense": "dense"}.get(model_class, model_class or "?")
             ax.text(
                 mean,
                 1.0,
-                f"{name} avg {mean:.1f}",
+                f"{class_label(model_class)} avg {mean:.1f}",
                 transform=ax.get_xaxis_transform(),
                 va="bottom",
                 ha="center",
                 fontsize=8,
                 color=MUTED,
             )
-        ax.set_yticks(
-            list(ys), [f"{short(s.label)} ({s.class_label})" for s in data.series] if k == 0 else []
-        )
+        ax.set_yticks(list(ys), [s.named(40) for s in data.series] if k == 0 else [])
         ax.invert_yaxis()
         ax.set_xlim(0, top * 1.25)
         ax.set_xlabel(SPEED_LABELS[metric])
@@ -211,15 +208,11 @@ def speed_bars(data: SpeedBars) -> Figure:
 
 
 def scaling_lines(data: ScalingLines) -> Figure:
-    note = "; ".join(
-        x
-        for x in (
-            "hollow: a level that held its concurrency less than 80% of the time"
-            if data.not_steady
-            else "",
-            data.note,
-        )
-        if x
+    note = _joined(
+        data.note,
+        "hollow: a level that held its concurrency less than 80% of the time"
+        if data.not_steady
+        else "",
     )
     fig = _new(data.title, note, width=12, height=6.5)
     ax = fig.add_subplot()
@@ -269,14 +262,10 @@ def scaling_lines(data: ScalingLines) -> Figure:
 
 def distributions(data: Distributions) -> Figure:
     counts = [s.n for s in data.spreads.values()]
-    note = "; ".join(
-        x
-        for x in (
-            "boxes: quartiles and median; whiskers: 5th and 95th percentiles; dots: min and max; "
-            f"◆ mean; {_n_text(counts, 'requests per box')}",
-            data.note,
-        )
-        if x
+    note = _joined(
+        data.note,
+        "boxes: quartiles and median; whiskers: 5th and 95th percentiles; dots: min and max; "
+        f"◆ mean; {_n_text(counts, 'requests per box')}",
     )
     shown = [
         s for s in data.series if any((s.endpoint_id, load) in data.spreads for load in data.loads)
@@ -334,7 +323,7 @@ def distributions(data: Distributions) -> Figure:
         ax.set_xlim(0, right)
         ax.grid(axis="y", visible=False)
     first = axes[0]
-    first.set_yticks(range(len(shown)), [f"{short(s.label)} ({s.class_label})" for s in shown])
+    first.set_yticks(range(len(shown)), [s.named(40) for s in shown])
     first.set_ylim(len(shown) - 0.5, -0.5)
     return fig
 
@@ -342,9 +331,7 @@ def distributions(data: Distributions) -> Figure:
 def profile(data: Profile) -> Figure:
     cols = min(4, len(data.series))
     rows = math.ceil(len(data.series) / cols)
-    note = "; ".join(
-        x for x in ("each axis 0 (centre) to 1; missing values are drawn at 0", data.note) if x
-    )
+    note = _joined(data.note, "each axis 0 (centre) to 1; missing values are drawn at 0")
     # Polar tick labels are outside what the layout measures: the gap keeps them off the row below.
     fig = _new(data.title, note, width=3.4 * cols + 0.5, height=4.0 * rows + 1.0, gap=0.08)
     angles = [2 * math.pi * i / len(data.axes) for i in range(len(data.axes))]
@@ -365,9 +352,7 @@ def profile(data: Profile) -> Figure:
         ax.set_ylim(0, 1)
         ax.set_yticks([0.25, 0.5, 0.75], ["", "", ""])
         ax.set_xticks(angles, [short(a, 16) for a in data.axes], fontsize=8)
-        ax.set_title(
-            textwrap.fill(f"{short(s.label, 44)} ({s.class_label})", 28), fontsize=9, pad=24
-        )
+        ax.set_title(textwrap.fill(s.named(44), 28), fontsize=9, pad=24)
     return fig
 
 
@@ -377,7 +362,7 @@ def load_figure(data: LoadFigure) -> Figure:
         "◆ knee (throughput stops growing 5%); ★ capacity (highest load sustained)"
     )
     series = [c.series for c in data.curves]
-    fig = _new(data.title, "; ".join(x for x in (note, data.note) if x), width=12, height=8)
+    fig = _new(data.title, _joined(data.note, note), width=12, height=8)
     top, bottom = fig.subplots(2, 1, sharex=True)
     for curve in data.curves:
         s = curve.series
@@ -431,14 +416,10 @@ def load_figure(data: LoadFigure) -> Figure:
 
 
 def pareto(data: ParetoFigure) -> Figure:
-    note = "; ".join(
-        x
-        for x in (
-            "bars: 95% intervals (Wilson for the score, t for the speed); dashed line: the "
-            "frontier (no other model both faster and better)",
-            data.note,
-        )
-        if x
+    note = _joined(
+        data.note,
+        "bars: 95% intervals (Wilson for the score, t for the speed); dashed line: the "
+        "frontier (no other model both faster and better)",
     )
     fig = _new(data.title, note, width=12, height=6.5)
     ax = fig.add_subplot()
@@ -492,7 +473,7 @@ def pareto(data: ParetoFigure) -> Figure:
         for m, y in zip(side, _spaced([_y_fraction(ax, m.quality) for m in side]), strict=True):
             frontier_mark = " · frontier" if m.on_frontier else ""
             ax.annotate(
-                f"{short(m.series.label, 36)} ({m.series.class_label}{frontier_mark})\n"
+                f"{m.series.named(40)}{frontier_mark}\n"
                 f"{m.quality:.3f} (n={m.score.n}) at {m.speed_tps:.1f} tok/s (n={m.speed.n})",
                 xy=(m.speed_tps, m.quality),
                 xytext=(x, y),
@@ -542,7 +523,7 @@ def _spaced(ys: Sequence[float], gap: float = 0.085) -> list[float]:
 
 
 def vram(data: VramFigure) -> Figure:
-    note = "; ".join(x for x in ("bar: after the run; | before it; ▸ peak", data.note) if x)
+    note = _joined(data.note, "bar: after the run; | before it; ▸ peak")
     height = 2.2 + 0.45 * len(data.bars)
     fig = _new(data.title, note, width=12, height=max(3.8, height))
     ax = fig.add_subplot()
@@ -567,8 +548,7 @@ def vram(data: VramFigure) -> Figure:
             fontsize=8.5,
         )
     labels = [
-        f"GPU {b.reading.gpu}: "
-        + (f"{short(b.series.label, 30)} ({b.series.class_label})" if b.series else "no endpoint")
+        f"GPU {b.reading.gpu}: " + (b.series.named(40) if b.series else "no endpoint")
         for b in data.bars
     ]
     ax.set_yticks(range(len(data.bars)), labels)
@@ -577,6 +557,35 @@ def vram(data: VramFigure) -> Figure:
     ax.set_xlabel("VRAM used (MiB)")
     ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     ax.grid(axis="y", visible=False)
+    return fig
+
+
+def benchmarks(data: BenchmarkBars) -> Figure:
+    counts = [e.n for p in data.panels for _, e in p.bars]
+    note = _joined(
+        data.note,
+        f"bars: score over every load level with its Wilson 95% interval, "
+        f"{_n_text(counts, 'problems scored per bar')}",
+    )
+    rows = [len(p.bars) for p in data.panels]
+    height = 1.6 + sum(0.9 + 0.45 * n for n in rows)
+    fig = _new(data.title, note, width=12, height=max(3.8, height), gap=0.04)
+    axes = fig.subplots(len(data.panels), 1, squeeze=False, height_ratios=rows)[:, 0]
+    for ax, panel in zip(axes, data.panels, strict=True):
+        for y, (s, e) in enumerate(panel.bars):
+            ax.barh(
+                y, e.mean, color=colour(s), edgecolor=EDGE, hatch=hatch(s), xerr=_span(e), capsize=3
+            )
+            end = e.high if e.high is not None else e.mean
+            ax.text(end + 0.02, y, f"{e.mean:.3f} (n={e.n})", va="center", fontsize=9)
+        ax.set_yticks(range(len(panel.bars)), [s.named(40) for s, _ in panel.bars])
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1.25)
+        ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+        ax.set_xlabel(f"{short(panel.metric, 20)} (0–1)")
+        if len(data.panels) > 1:
+            ax.set_title(short(panel.label, 110), fontsize=10, loc="left")
+        ax.grid(axis="y", visible=False)
     return fig
 
 
@@ -589,6 +598,7 @@ DRAWERS: dict[type, Callable[[Any], Figure]] = {
     LoadFigure: load_figure,
     ParetoFigure: pareto,
     VramFigure: vram,
+    BenchmarkBars: benchmarks,
 }
 
 
