@@ -20,6 +20,7 @@ from dataclasses import replace
 from nvfp4_tui.bench.event_pipe import PipeWriter
 from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.bench.shards import ShardSpec
+from nvfp4_tui.bench.stdin_commands import obey_stdin
 from nvfp4_tui.config.keys import remember_keys
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import Profile
@@ -36,17 +37,7 @@ def shard_profile(plan: LaunchPlan, endpoint_ids: Iterable[str]) -> Profile:
 
 
 async def _obey(runner: Runner, main_task: asyncio.Task) -> None:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    while line := await reader.readline():
-        command = line.decode().strip()
-        if command == "pause":
-            runner.pause()
-        elif command == "resume":
-            runner.resume()
-        elif command == "stop":
-            break
+    await obey_stdin(runner)
     main_task.cancel()  # "stop", or the parent went away
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from nvfp4_tui.bench.event_pipe import PipeWriter
 from nvfp4_tui.bench.session import Session
+from nvfp4_tui.bench.stdin_commands import obey_stdin
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core import exit_codes
@@ -56,18 +57,9 @@ class WorkerSpec:
 
 
 async def _read_commands(session: Session, main_task: asyncio.Task, stop_at_eof: bool) -> None:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    while line := await reader.readline():
-        command = line.decode().strip()
-        if command == "pause":
-            session.runner.pause()
-        elif command == "resume":
-            session.runner.resume()
-        elif command == "stop":
-            main_task.cancel()
-            return
+    if await obey_stdin(session.runner):
+        main_task.cancel()
+        return
     if stop_at_eof:
         session.runner.stop_reason = "stopped: the monitor went away (its terminal closed?)"
         main_task.cancel()
