@@ -12,19 +12,17 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import sys
 from collections.abc import Iterable
 from dataclasses import replace
 
 from nvfp4_tui.bench.event_pipe import PipeWriter
 from nvfp4_tui.bench.runner import Runner
+from nvfp4_tui.bench.runner_process import cancel_on_stop_signals, obey_stdin, plan_or_say_why
 from nvfp4_tui.bench.shards import ShardSpec
-from nvfp4_tui.bench.stdin_commands import obey_stdin
 from nvfp4_tui.config.keys import remember_keys
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import Profile
-from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core import exit_codes
 
 
@@ -42,15 +40,9 @@ async def _obey(runner: Runner, main_task: asyncio.Task) -> None:
 
 
 async def _main(spec: ShardSpec, events_fd: int) -> int:
-    loop = asyncio.get_running_loop()
-    main_task = asyncio.current_task()
-    assert main_task is not None
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, main_task.cancel)
-    try:
-        plan = LaunchPlan.from_plain(spec.plan)
-    except ConfigError as error:  # the profile's or a suite's file changed since the launch
-        print("\n".join(error.problems), file=sys.stderr, flush=True)
+    main_task = cancel_on_stop_signals()
+    plan = plan_or_say_why(spec.plan)
+    if plan is None:
         return exit_codes.USAGE
     profile = shard_profile(plan, spec.endpoint_ids)
     pipe = PipeWriter(events_fd)

@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import stat
 import sys
 from dataclasses import dataclass
@@ -29,16 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4_tui.bench.event_pipe import PipeWriter
+from nvfp4_tui.bench.runner_process import cancel_on_stop_signals, obey_stdin, plan_or_say_why
 from nvfp4_tui.bench.session import Session
-from nvfp4_tui.bench.stdin_commands import obey_stdin
 from nvfp4_tui.config.plan import LaunchPlan
-from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.telemetry.sampler import telemetry_for_run
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -82,17 +78,11 @@ def _stdin_is_pipe() -> bool:
 
 
 async def _main(spec: WorkerSpec, events_fd: int) -> int:
-    loop = asyncio.get_running_loop()
-    main_task = asyncio.current_task()
-    assert main_task is not None
     # Before the snapshot exists (the handshake): a stop from here on cancels the session at its
     # first await, which ends the run aborted.
-    for sig in STOP_SIGNALS:
-        loop.add_signal_handler(sig, main_task.cancel)
-    try:
-        resolved = LaunchPlan.from_plain(spec.plan)
-    except ConfigError as error:  # the profile's or a suite's file changed since the launch
-        print("\n".join(error.problems), file=sys.stderr, flush=True)
+    main_task = cancel_on_stop_signals()
+    resolved = plan_or_say_why(spec.plan)
+    if resolved is None:
         return exit_codes.USAGE
     plan, sources, messages = telemetry_for_run(resolved)
     pipe = PipeWriter(events_fd)
