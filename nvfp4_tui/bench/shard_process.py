@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import replace
 
-from nvfp4_tui.bench.event_pipe import PipeWriter
+from nvfp4_tui.bench.event_pipe import PipeWriter, backlog_limit
 from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.bench.runner_process import cancel_on_stop_signals, obey_stdin, plan_or_say_why
 from nvfp4_tui.bench.shards import ShardSpec
@@ -45,7 +45,7 @@ async def _main(spec: ShardSpec, events_fd: int) -> int:
     if plan is None:
         return exit_codes.USAGE
     profile = shard_profile(plan, spec.endpoint_ids)
-    pipe = PipeWriter(events_fd)
+    pipe = PipeWriter(events_fd, backlog_limit(profile.run.limits))
     runner = Runner(profile, plan.suites, spec.run_id, pipe)
     flusher = asyncio.create_task(pipe.flush_periodically())
     commands = asyncio.create_task(_obey(runner, main_task))

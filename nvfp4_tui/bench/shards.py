@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nvfp4_tui.bench.event_pipe import LineTooLong, event_lines, line_limit
 from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import Endpoint, Profile
@@ -34,7 +35,6 @@ from nvfp4_tui.core.plain_text import one_line
 # One process keeps up with about this many busy endpoints before its loop is the bottleneck.
 ENDPOINTS_PER_WORKER = 16
 SHARD_STOP_WAIT_S = 20.0  # a stopped shard writes what it finished; then it is killed
-PIPE_LINE_LIMIT = 16 * 1024 * 1024  # one event line (a long answer) fits
 _FINAL = frozenset({"done", "down"})
 
 
@@ -130,7 +130,6 @@ class ShardedRunner(Runner):
                 json.dumps(spec.__dict__),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                limit=PIPE_LINE_LIMIT,
                 # Its stop comes from this process (a command, or its stdin closing), never from
                 # the terminal's Ctrl-C, which this process turns into an orderly stop.
                 start_new_session=True,
@@ -143,14 +142,14 @@ class ShardedRunner(Runner):
         """Emit a shard's events as they come; when it ends, account for what it left."""
         stdout = shard.process.stdout
         assert stdout is not None
-        while line := await stdout.readline():
-            try:
-                event = decode(line)
-            except (ValueError, KeyError, TypeError) as error:  # a crash mid-line, not an event
-                self._lose(shard, f"sent a line that is not an event ({one_line(str(error))})")
-                shard.process.kill()
-                return
-            self._take(shard, event)
+        try:
+            async for lines in event_lines(stdout, line_limit(self.profile.run.limits)):
+                for line in lines:
+                    self._take(shard, decode(line))
+        except (LineTooLong, ValueError, KeyError, TypeError) as error:  # not an event
+            self._lose(shard, f"sent a line that is not an event ({one_line(str(error))})")
+            shard.process.kill()
+            return
         code = await shard.process.wait()
         if shard.unfinished:
             self._lose(shard, f"exited ({_exit_words(code)})")

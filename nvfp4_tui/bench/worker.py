@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nvfp4_tui.bench.event_pipe import PipeWriter
+from nvfp4_tui.bench.event_pipe import PipeWriter, backlog_limit, line_limit
 from nvfp4_tui.bench.runner_process import cancel_on_stop_signals, obey_stdin, plan_or_say_why
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.config.plan import LaunchPlan
+from nvfp4_tui.config.profile import ReplyLimits
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.store.manifest import SnapshotError
@@ -50,6 +51,10 @@ class WorkerSpec:
     @classmethod
     def of(cls, plan: LaunchPlan, out_root: Path, run_id: str | None = None) -> WorkerSpec:
         return cls(plan=plan.to_plain(), out_root=str(out_root), run_id=run_id)
+
+    def event_line_limit(self) -> int:
+        """The longest event line the worker can send for this plan."""
+        return line_limit(ReplyLimits(**self.plan["run"]["limits"]))
 
 
 async def _read_commands(session: Session, main_task: asyncio.Task, stop_at_eof: bool) -> None:
@@ -85,7 +90,7 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
     if resolved is None:
         return exit_codes.USAGE
     plan, sources, messages = telemetry_for_run(resolved)
-    pipe = PipeWriter(events_fd)
+    pipe = PipeWriter(events_fd, backlog_limit(plan.profile.run.limits))
     session = Session(
         plan.profile,
         plan.suites,

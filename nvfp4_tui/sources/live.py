@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from nvfp4_tui.bench.event_pipe import event_lines
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.core.events import Event, decode
 from nvfp4_tui.sources.base import Capabilities, SourceStatus
@@ -66,12 +67,8 @@ class LiveSource:
         if self.process is None:
             await self.start()
         assert self.process and self.process.stdout
-        stdout = self.process.stdout
-        pending = b""
-        while chunk := await stdout.read(1 << 16):
-            *lines, pending = (pending + chunk).split(b"\n")
-            if lines:
-                yield [decode(line) for line in lines if line]
+        async for lines in event_lines(self.process.stdout, self.spec.event_line_limit()):
+            yield [decode(line) for line in lines]
 
     async def command(self, name: str) -> None:
         """``pause``, ``resume`` or ``stop``, passed to the worker."""

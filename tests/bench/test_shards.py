@@ -13,7 +13,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+
+from aiohttp import web
 
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.bench.shards import ShardedRunner, share_out, worker_count
@@ -186,3 +190,67 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"  # a zombie has ended; only its parent's wait would clear it
+
+
+QUOTES_CHUNK = '"' * (1 << 20)  # a byte of answer that JSON writes as two
+QUOTE_CHUNKS = 12  # 12 MiB of answer: under max_answer_bytes, 24 MiB as an event line
+
+
+async def _quotes_reply(request: web.Request) -> web.StreamResponse:
+    reply = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await reply.prepare(request)
+
+    async def send(chunk: dict) -> None:
+        await reply.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+
+    await send({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
+    for _ in range(QUOTE_CHUNKS):
+        await send({"choices": [{"index": 0, "delta": {"content": QUOTES_CHUNK}}]})
+    await send({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    usage = {"prompt_tokens": 12, "completion_tokens": QUOTE_CHUNKS, "total_tokens": 24}
+    await send({"choices": [], "usage": usage})
+    await reply.write(b"data: [DONE]\n\n")
+    return reply
+
+
+async def _healthy(_: web.Request) -> web.Response:
+    return web.Response(text="ok")
+
+
+async def _models(_: web.Request) -> web.Response:
+    return web.json_response({"data": [{"id": "current"}]})
+
+
+@asynccontextmanager
+async def _quotes_server() -> AsyncIterator[str]:
+    """An endpoint whose every answer is 12 MiB of double quotes."""
+    app = web.Application()
+    app.router.add_get("/health", _healthy)
+    app.router.add_get("/v1/models", _models)
+    app.router.add_post("/v1/chat/completions", _quotes_reply)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+async def test_an_answer_longer_as_json_than_any_buffer_ends_no_one(tmp_path: Path) -> None:
+    """One endpoint's answer of quotes, which doubles as an event line, reaches the snapshot
+    whole; the shards' other endpoints run their plans and the run closes complete."""
+    path = _fleet_file(tmp_path, requests=1)
+    profile = with_overrides(load_profile(path), workers=2, concurrency=(1,))
+    async with SimFleet(profile.endpoints, time_scale=5.0) as fleet, _quotes_server() as url:
+        plan = plan_run(profile).with_urls({**fleet.urls, "e0": url}, 5.0)
+        session, status, _ = await _run(plan, tmp_path / "out", [])
+    assert status == "complete"
+    snapshot = open_snapshot(session.snapshot_path)
+    assert snapshot.status == "complete"
+    rows = snapshot.requests().select("endpoint_id", "status", "answer_text").sort("endpoint_id")
+    assert rows["endpoint_id"].to_list() == ["e0", "e1", "e2", "e3"]
+    assert rows["status"][0] == "ok"  # the others stop at the suite's max_tokens
+    assert len(rows["answer_text"][0]) == QUOTE_CHUNKS * len(QUOTES_CHUNK)

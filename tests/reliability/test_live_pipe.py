@@ -6,14 +6,22 @@ a UI busy for a second (or a suspended terminal) would show up as slow tokens.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
 
 import pytest
 
-from nvfp4_tui.bench import event_pipe
-from nvfp4_tui.bench.event_pipe import PipeWriter
+from nvfp4_tui.bench.event_pipe import (
+    PIPE_BACKLOG_MAX_BYTES,
+    READ_BYTES,
+    LineTooLong,
+    PipeWriter,
+    event_lines,
+    line_limit,
+)
+from nvfp4_tui.config.profile import ReplyLimits
 from nvfp4_tui.core.events import EndpointStatus, decode
 
 EVENTS = 5000  # several times what a pipe's buffer holds
@@ -26,7 +34,7 @@ def _read_all(fd: int, into: list[bytes]) -> None:
 
 def test_a_reader_that_stops_reading_never_blocks_the_writer() -> None:
     read_fd, write_fd = os.pipe()
-    pipe = PipeWriter(write_fd)
+    pipe = PipeWriter(write_fd, PIPE_BACKLOG_MAX_BYTES)
     sent = [EndpointStatus(float(i), f"gpu{i % 7}", "running", "x" * 40) for i in range(EVENTS)]
     started = time.monotonic()
     for event in sent:
@@ -47,10 +55,9 @@ def test_a_reader_that_stops_reading_never_blocks_the_writer() -> None:
     assert [decode(line) for line in lines] == sent
 
 
-def test_a_reader_gone_for_good_is_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(event_pipe, "PIPE_BACKLOG_MAX_BYTES", 256 * 1024)
+def test_a_reader_gone_for_good_is_given_up_on() -> None:
     read_fd, write_fd = os.pipe()
-    pipe = PipeWriter(write_fd)
+    pipe = PipeWriter(write_fd, 256 * 1024)
     try:
         for i in range(EVENTS):
             pipe(EndpointStatus(float(i), "gpu0", "running", "y" * 100))
@@ -61,3 +68,25 @@ def test_a_reader_gone_for_good_is_given_up_on(monkeypatch: pytest.MonkeyPatch) 
     finally:
         os.close(read_fd)
         os.close(write_fd)
+
+
+async def _lines_of(reads: list[bytes], limit: int) -> list[list[bytes]]:
+    stream = asyncio.StreamReader()
+    for data in reads:
+        stream.feed_data(data)
+    stream.feed_eof()
+    return [batch async for batch in event_lines(stream, limit)]
+
+
+async def test_lines_come_whole_however_the_reads_cut_them() -> None:
+    long_line = b"x" * (3 * READ_BYTES)  # spans several reads
+    batches = await _lines_of(
+        [b'{"a":1}\n{"b"', b":2}\n" + long_line, b"\ncut-off"], 4 * READ_BYTES
+    )
+    assert [line for batch in batches for line in batch] == [b'{"a":1}', b'{"b":2}', long_line]
+
+
+async def test_a_line_past_what_any_event_can_take_is_refused() -> None:
+    with pytest.raises(LineTooLong):
+        await _lines_of([b"y" * (2 * READ_BYTES)], READ_BYTES)
+    assert line_limit(ReplyLimits(max_answer_bytes=1000)) == 6000 + (1 << 20)
