@@ -397,6 +397,13 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
         help="browser tabs open at once, each running its own ARGS process (default: 4)",
     )
     serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another name or address of this host that browsers may use (repeatable)",
+    )
+    serve.add_argument(
         "served", nargs=argparse.REMAINDER, metavar="ARGS", help="e.g. demo, replay SNAPSHOT"
     )
 
@@ -671,7 +678,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         # The served arguments fail here, once, rather than in every browser tab.
         parsed = build_parser().parse_args(args.served) if args.served else argparse.Namespace()
-        return serve(args.served, parsed, args.host, args.port, args.max_sessions)
+        return serve(
+            args.served, parsed, args.host, args.port, args.max_sessions, args.allow_origin
+        )
     except ServeError as e:
         raise UsageError(str(e)) from None
 
