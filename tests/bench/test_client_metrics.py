@@ -290,9 +290,11 @@ async def test_estimated_tokens_take_one_token_per_chunk_for_decode() -> None:
     assert m.decode_tps == 3 / (m.e2e_s - m.ttft_s)
 
 
-async def test_done_without_any_finish_reason_still_ends_the_stream() -> None:
-    m, _ = await run_one([(0.05, chunk("a")), (0.05, DONE)])
-    assert m.status == "ok" and m.finish_reason is None and m.answer_text == "a"
+async def test_done_without_any_finish_reason_ends_the_stream_truncated() -> None:
+    # [DONE] ends the read, but no chunk said the answer was finished: an error, text kept.
+    m, _ = await run_one([(0.05, chunk("a")), (0.05, DONE), (5.0, ABORT)])
+    assert m.status == "error" and m.error_kind == "truncated" and m.finish_reason is None
+    assert m.answer_text == "a" and m.e2e_s is not None and m.e2e_s < 5.0  # ended at [DONE]
 
 
 async def test_done_then_reset_keeps_a_finished_measurement() -> None:
