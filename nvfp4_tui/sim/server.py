@@ -400,10 +400,17 @@ class SimEndpoint:
         """The engine dies under this request: vLLM streams one error object and [DONE] in a
         200, then the whole server exits (here: stops listening, dropping every connection)."""
         self.load.faults["engine_crash"] += 1
+        # Nothing new is accepted from here on, and this connection is not kept alive: once the
+        # client has read [DONE], no server is there to answer it, as after vLLM's exit.
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
         if not stream:
             response: web.StreamResponse = error_response(500, ENGINE_CRASH_MESSAGE)
+            response.force_close()
         else:
             response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            response.force_close()
             await response.prepare(request)
             await response.write(stream_error(500, ENGINE_CRASH_MESSAGE) + DONE)
             await response.write_eof()
