@@ -71,6 +71,8 @@ def test_a_server_dying_on_its_warm_up_ends_down_with_its_message_and_exit_5(
     last = statuses_of(snapshot.events(), "dies")[-1]
     assert last.status == "down" and "warm-up" in (last.message or "")
     assert statuses_of(snapshot.events(), "steady")[-1].status == "done"
+    # Following the finished run says the same.
+    assert main(["follow", str(snapshot_dir), "--headless"]) == exit_codes.SERVER_DIED
 
 
 @pytest.mark.parametrize("requests", [1, REQUESTS])
