@@ -492,6 +492,7 @@ def cmd_follow(args: argparse.Namespace) -> int:
     def follow() -> int:
         import asyncio
 
+        from nvfp4_tui.bench.outage import ServerDeaths
         from nvfp4_tui.output.report import render_snapshot
         from nvfp4_tui.sources.follow import FollowSource, find_newest_running
         from nvfp4_tui.store.manifest import read_manifest
@@ -516,7 +517,12 @@ def cmd_follow(args: argparse.Namespace) -> int:
         print(outside_line(f"run {source.run_status}; snapshot: {path}"), file=human, flush=True)
         if _said_unreadable(path, [*source.warnings, *snapshot.warnings]):
             return exit_codes.DAMAGED
-        return exit_codes.OK if source.run_status == "complete" else exit_codes.FAILED
+        if source.run_status != "complete":
+            return exit_codes.FAILED
+        deaths = ServerDeaths()
+        for event in snapshot.events():
+            deaths(event)
+        return exit_codes.SERVER_DIED if deaths.died else exit_codes.OK
 
     return _snapshot_errors_are_usage(follow)
 

@@ -5,6 +5,14 @@ the rest of its plan into instant ``connect`` errors within a second. The gate r
 failure that revealed the outage, holds the endpoint's next sends, probes ``/health`` with a
 growing interval, and opens again when the server answers; an outage longer than the give-up
 time ends the endpoint's run with status ``down``. Other endpoints never wait on it.
+
+A server can also die under a request without a refused connection to show it: vLLM's engine
+crash answers HTTP 200 with an error object in the stream, then the server exits. So a request
+that failed in its stream (``protocol``, ``reset``, ``truncated``) has /health asked at once; a
+server that no longer answers is in an outage from then, and the outage's messages quote the
+failure that came before it. An endpoint still in an outage when its plan ends ends ``down``,
+not ``done`` (``finish``). ``ServerDeaths`` names, from the events, the endpoints that ended a
+run down after they had passed their health check: their servers died during the run.
 """
 
 from __future__ import annotations
@@ -14,11 +22,19 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 
-from nvfp4_tui.core.events import EndpointStatus, EndpointStatusKind, Event, RequestFinished
+from nvfp4_tui.core.events import (
+    EndpointStatus,
+    EndpointStatusKind,
+    ErrorKind,
+    Event,
+    RequestFinished,
+)
 
 Probe = Callable[[], Awaitable[tuple[bool, str]]]
 PROBE_FIRST_S = 0.5
 PROBE_MAX_S = 10.0
+# Failures inside a stream that a dying server leaves; each has /health asked at once.
+DYING_KINDS: frozenset[ErrorKind | None] = frozenset({"protocol", "reset", "truncated"})
 
 
 class EndpointGate:
@@ -43,6 +59,9 @@ class EndpointGate:
         # Why the endpoint's run ended, once an outage outlasted ``give_up_s``.
         self.gave_up: str | None = None
         self._prober: asyncio.Task | None = None
+        self._check: asyncio.Task | None = None  # /health asked after a failure in a stream
+        self._last_failure: str | None = None  # that failure's message, quoted by the outage
+        self._outage = ""  # why the outage going on began
         self._open = asyncio.Event()
         self._open.set()
 
@@ -67,14 +86,48 @@ class EndpointGate:
         self._update()
 
     def report(self, record: RequestFinished) -> None:
-        """Close the gate when ``record`` shows the endpoint refusing connections."""
-        if record.error_kind != "connect" or self.down or self.probe is None:
+        """Close the gate when ``record`` shows the endpoint refusing connections; after a
+        failure in a stream, ask /health whether the server is still there."""
+        if record.status != "error" or self.down or self.probe is None:
             return
-        self._status("down", f"{record.error_message}; probing /health until it answers")
-        self._prober = asyncio.create_task(self._probe_until_back(self.probe))
+        if record.error_kind == "connect":
+            self._begin_outage(self.probe, record.error_message or "connect")
+        elif record.error_kind in DYING_KINDS and self._check is None:
+            # The failure the check is about; those while it runs are its consequences.
+            self._last_failure = record.error_message
+            self._check = asyncio.create_task(self._check_health(self.probe))
+
+    async def finish(self) -> None:
+        """The endpoint's plan has ended: an outage still going on ends its run ``down``."""
+        if self._check is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._check
+        if self._prober is not None and self.gave_up is None:
+            self.gave_up = f"{self._outage}; still down when its plan ended"
+        await self.close()
+
+    def _begin_outage(self, probe: Probe, message: str) -> None:
+        after = f" (after: {self._last_failure})" if self._last_failure else ""
+        self._outage = f"{message}{after}"
+        self._status("down", f"{self._outage}; probing /health until it answers")
+        self._prober = asyncio.create_task(self._probe_until_back(probe))
         self._update()
 
+    async def _check_health(self, probe: Probe) -> None:
+        try:
+            healthy, message = await _ask(probe)
+            if healthy:
+                self._last_failure = None
+            elif not self.down:
+                self._begin_outage(probe, message)
+        finally:
+            self._check = None
+
     async def close(self) -> None:
+        if self._check is not None:
+            self._check.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._check
         if self._prober is not None:
             self._prober.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -89,17 +142,16 @@ class EndpointGate:
         try:
             while True:
                 await asyncio.sleep(wait_s)
-                try:
-                    healthy, message = await probe()
-                except Exception as error:  # a probe that cannot even ask is an unhealthy one
-                    healthy, message = False, f"health check failed: {error}"
+                healthy, message = await _ask(probe)
                 down_s = time.perf_counter() - started
                 if healthy:
                     back = f"back after {down_s:.1f} s"
+                    self._last_failure = None
                     self._status("paused" if self.paused else "running", back)
                     return
                 if down_s >= self.give_up_s:
-                    self.gave_up = f"down for {down_s:.0f} s, gave up: {message}"
+                    after = f" (after: {self._last_failure})" if self._last_failure else ""
+                    self.gave_up = f"down for {down_s:.0f} s, gave up: {message}{after}"
                     return
                 wait_s = min(wait_s * 2, self.probe_max_s)
         finally:
@@ -116,3 +168,29 @@ class EndpointGate:
 
     def _status(self, status: EndpointStatusKind, message: str | None) -> None:
         self.emit(EndpointStatus(time.time(), self.endpoint_id, status, message))
+
+
+async def _ask(probe: Probe) -> tuple[bool, str]:
+    try:
+        return await probe()
+    except Exception as error:  # a probe that cannot even ask is an unhealthy one
+        return False, f"health check failed: {error}"
+
+
+class ServerDeaths:
+    """Subscribed to a run's events: the endpoints whose last word was ``down`` after they had
+    passed their health check (a ``warmup`` or ``running`` status), with why."""
+
+    def __init__(self) -> None:
+        self._started: set[str] = set()
+        self.died: dict[str, str] = {}
+
+    def __call__(self, event: Event) -> None:
+        if not isinstance(event, EndpointStatus):
+            return
+        if event.status in ("warmup", "running"):
+            self._started.add(event.endpoint_id)
+        if event.status in ("warmup", "running", "paused"):  # paused: back while paused
+            self.died.pop(event.endpoint_id, None)
+        elif event.status == "down" and event.endpoint_id in self._started:
+            self.died[event.endpoint_id] = event.message or "down"

@@ -241,7 +241,11 @@ class Runner:
                 return
             if self.profile.run.warmup:
                 self.emit(status(time.time(), endpoint.id, "warmup"))
-                await probe.chat(self._request(phases[0].suite, phases[0].suite.prompts[0], True))
+                died = await self._warm_up(probe, endpoint, phases[0])
+                if died is not None:
+                    self.down[endpoint.id] = died
+                    self.emit(status(time.time(), endpoint.id, "down", died))
+                    return
             self.emit(status(time.time(), endpoint.id, "running"))
             tracker = LoadTracker(phase.plan for phase in phases)
             gate = self._gates[endpoint.id]
@@ -253,6 +257,7 @@ class Runner:
                     stopped = await self._run_phase(endpoint, phase, tracker, step_ends)
                     if stopped is not None or gate.gave_up is not None:
                         break
+                await gate.finish()
             finally:
                 await gate.close()
         if gate.gave_up is not None:
@@ -261,8 +266,27 @@ class Runner:
         else:
             self.emit(status(time.time(), endpoint.id, "done", stopped))
 
-    async def _record_first_request(self, endpoint: Endpoint, phase: Phase) -> None:
-        """Send the first request of a down endpoint's plan once, and record it as its phase.
+    async def _warm_up(self, probe: EndpointClient, endpoint: Endpoint, phase: Phase) -> str | None:
+        """Send the warm-up request; when it failed and the server no longer answers (it died
+        under it, as vLLM's engine does on a model it cannot run), record it as the first
+        phase's only row and return why the endpoint is down."""
+        prompt = phase.suite.prompts[0]
+        sent_t = time.time()
+        measurement = await probe.chat(self._request(phase.suite, prompt, True))
+        if measurement.status != "error":
+            return None
+        healthy, message = await probe.health()
+        if healthy:
+            return None
+        record = self._row(endpoint, phase, prompt, 0, sent_t, measurement)
+        await self._record_first_request(endpoint, phase, record)
+        return f"{message} (after its warm-up request: {measurement.error_message})"
+
+    async def _record_first_request(
+        self, endpoint: Endpoint, phase: Phase, record: RequestFinished | None = None
+    ) -> None:
+        """Send the first request of a down endpoint's plan once (or take ``record``, the one
+        that found it down), and record it as its phase.
 
         Without a row, an endpoint down from the start leaves nothing in the requests table and
         its tables read 0 errors. One real attempt records how it fails, with its real kind
@@ -275,10 +299,11 @@ class Runner:
         # not the minutes a request's first-byte timeout allows.
         timeouts = Timeouts(total_s=min(self.profile.run.timeout_s, Timeouts().health_s))
         started = time.perf_counter()
-        async with self._client(endpoint, 1, timeouts) as client:
-            record = await self._measure(
-                client, endpoint, phase, phase.suite.prompts[0], 0, TokenMeter()
-            )
+        if record is None:
+            async with self._client(endpoint, 1, timeouts) as client:
+                record = await self._measure(
+                    client, endpoint, phase, phase.suite.prompts[0], 0, TokenMeter()
+                )
         self.emit(record)
         failed = record.status == "error"
         self.emit(
@@ -509,6 +534,18 @@ class Runner:
             )
         finally:
             meter.request_ended()
+        return self._row(endpoint, phase, prompt, request_index, sent_t, measurement)
+
+    def _row(
+        self,
+        endpoint: Endpoint,
+        phase: Phase,
+        prompt: Prompt,
+        request_index: int,
+        sent_t: float,
+        measurement: Measurement,
+    ) -> RequestFinished:
+        """The row of one measured request, sent at wall time ``sent_t``, scored."""
         score = None
         if measurement.status != "error":
             tool_calls = parse_tool_calls(measurement.tool_calls_json)

@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 
 from nvfp4_tui.bench.heap import TRIM_INTERVAL_S, release_free_heap
+from nvfp4_tui.bench.outage import ServerDeaths
 from nvfp4_tui.bench.provenance import (
     Config,
     clean_text,
@@ -58,12 +59,14 @@ class SessionResult:
     messages: list[str] = field(default_factory=list)
     down: dict[str, str] = field(default_factory=dict)  # endpoint id -> why it ended down
     every_endpoint_down: bool = False  # the run ended on its own because no endpoint was up
+    # Endpoints whose server died during the run (down after passing its health check).
+    died: dict[str, str] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
         """The process's exit code for this run (``nvfp4_tui.core.exit_codes``)."""
         if self.status == "complete":
-            return exit_codes.OK
+            return exit_codes.SERVER_DIED if self.died else exit_codes.OK
         return exit_codes.ALL_DOWN if self.every_endpoint_down else exit_codes.STOPPED
 
     def down_summary(self) -> str:
@@ -75,6 +78,9 @@ class SessionResult:
         ]
         if self.every_endpoint_down:
             lines.append(f"every endpoint was down: exit {exit_codes.ALL_DOWN}")
+        elif self.status == "complete" and self.died:
+            named = ", ".join(self.died)
+            lines.append(f"a server died during the run ({named}): exit {exit_codes.SERVER_DIED}")
         return "".join(line + "\n" for line in lines)
 
 
@@ -117,7 +123,8 @@ class Session:
         self.writer = SnapshotWriter(
             out_root, self.run_id, {"profile": resolved, "profile_sha256": profile_sha256(resolved)}
         )
-        self.subscribers = [self.writer.add, *subscribers]
+        self.deaths = ServerDeaths()
+        self.subscribers: list[Emit] = [self.writer.add, self.deaths, *subscribers]
         self.gpu_sources = list(gpu_sources)
         self.on_message = on_message or (lambda _m: None)
         workers = worker_count(profile.run.workers, len(profile.endpoints))
@@ -210,7 +217,12 @@ class Session:
                 # What reached the disk stays readable; a reader sees the writer gone.
                 note(f"the snapshot could not be finished: {error}")
         return SessionResult(
-            status, self.snapshot_path, messages, dict(self.runner.down), every_endpoint_down
+            status,
+            self.snapshot_path,
+            messages,
+            dict(self.runner.down),
+            every_endpoint_down,
+            dict(self.deaths.died),
         )
 
     async def _configure_then_run(self, note: Callable[[str], None]) -> RunOutcome:

@@ -84,6 +84,32 @@ class FaultSpec:
     drip_s: float = 0.0  # extra delay before every chunk (slow drip)
 
 
+UsageQuirk = Literal["separate", "finish", "none"]
+USAGE_QUIRKS: tuple[UsageQuirk, ...] = ("separate", "finish", "none")
+
+
+@dataclass(frozen=True)
+class QuirkSpec:
+    """How a simulated endpoint's server differs from vLLM's ways: what real servers were seen
+    to do (README "The simulator"). The defaults are vLLM's."""
+
+    # Where usage goes, when the request asks for it: a chunk of its own with `choices: []`
+    # (vLLM, transformers serve), inside the finish_reason chunk, or nowhere (llama.cpp).
+    usage: UsageQuirk = "separate"
+    continuous_usage: bool = True  # honours stream_options.continuous_usage_stats, as vLLM does
+    done: bool = True  # ends a stream with `data: [DONE]` (transformers serve does not)
+    metrics: bool = True  # serves /metrics (transformers serve answers 404)
+    serial: bool = False  # one request at a time, the others queue (transformers serve)
+    # The Nth chat request (from 1; 0: never) kills the engine: HTTP 200, one SSE error object,
+    # [DONE], and the server stops listening (vLLM's EngineCore crash).
+    engine_crash_at: int = 0
+    # A request arriving ends every stream in flight with [DONE] and no finish_reason (llama.cpp).
+    new_request_aborts: bool = False
+    # A chunk per token, where tokens that end inside a UTF-8 character come as chunks of empty
+    # content before the one with the text (llama.cpp).
+    utf8_fragments: bool = False
+
+
 @dataclass(frozen=True)
 class ServerSettings:
     """The vLLM settings a simulated endpoint's figures depend on (see sim.kv_cache)."""
@@ -114,6 +140,7 @@ class SimSpec:
     measured_with: ServerSettings | None = None
     seed: int = 0
     faults: FaultSpec = field(default_factory=FaultSpec)
+    quirks: QuirkSpec = field(default_factory=QuirkSpec)
 
     @property
     def served(self) -> ServerSettings:
@@ -371,6 +398,28 @@ def _read_faults(table: Table | None) -> FaultSpec:
     return spec
 
 
+def _read_quirks(table: Table | None) -> QuirkSpec:
+    if table is None:
+        return QuirkSpec()
+    flag = "true or false"
+    spec = QuirkSpec(
+        usage=table.get(
+            "usage", one_of(*USAGE_QUIRKS), '"separate", "finish" or "none"', "separate"
+        ),
+        continuous_usage=table.get("continuous_usage", a_bool, flag, True),
+        done=table.get("done", a_bool, flag, True),
+        metrics=table.get("metrics", a_bool, flag, True),
+        serial=table.get("serial", a_bool, flag, False),
+        engine_crash_at=table.get(
+            "engine_crash_at", an_int(0), "an integer >= 0 (the request that crashes; 0: none)", 0
+        ),
+        new_request_aborts=table.get("new_request_aborts", a_bool, flag, False),
+        utf8_fragments=table.get("utf8_fragments", a_bool, flag, False),
+    )
+    table.finish()
+    return spec
+
+
 def _kv_cache_dtype(value: object) -> str | None:
     return value if isinstance(value, str) and value in KV_CACHE_DTYPES else None
 
@@ -411,6 +460,7 @@ def _read_sim(table: Table | None) -> SimSpec | None:
         ),
         seed=table.get("seed", an_int(0), "an integer >= 0", 0),
         faults=_read_faults(table.table("faults")),
+        quirks=_read_quirks(table.table("quirks")),
     )
     spec = replace(spec, measured_with=_read_measured_with(table.table("measured_with"), spec))
     table.finish()

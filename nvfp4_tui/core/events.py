@@ -20,8 +20,18 @@ RequestStatus = Literal["ok", "incomplete", "error"]
 # "suspect" marks rows whose numbers cannot be believed: a legacy script's 0 tokens with no error
 # (silent failures), or a token count the stream contradicts. "too_large": a reply past one of
 # the run's reply limits (answer bytes, event bytes, chunks); what came before the cut is kept.
+# "truncated": a stream that ended, by [DONE] or by closing, before any chunk gave a finish_reason
+# (llama.cpp's server ends a stream that way when a new request aborts it): never an answer.
 ErrorKind = Literal[
-    "http_4xx", "http_5xx", "timeout", "connect", "protocol", "reset", "too_large", "suspect"
+    "http_4xx",
+    "http_5xx",
+    "timeout",
+    "connect",
+    "protocol",
+    "reset",
+    "truncated",
+    "too_large",
+    "suspect",
 ]
 SUSPECT_ERROR_KIND: ErrorKind = "suspect"
 RunStatus = Literal["running", "complete", "aborted"]

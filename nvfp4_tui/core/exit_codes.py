@@ -15,6 +15,11 @@ ALL_DOWN = 3
 # compacted table, a journal or an events row could not be read. The output covers the rest;
 # stderr names each file or row skipped, so nothing recorded is silently left out.
 DAMAGED = 4
+# A run that went on to its end, in which an endpoint's server died: it passed its health check,
+# then stopped answering (a crash under a request, such as vLLM's EngineCore, or an outage past
+# outage_give_up_s) and ended the run down. Its rows carry the server's last message; the other
+# endpoints ran their plans. Every endpoint down is ALL_DOWN instead.
+SERVER_DIED = 5
 # A headless run (or the UI's worker) stopped before its plan ended: Ctrl-C, SIGTERM, SIGHUP, the
 # UI's stop, a snapshot that could no longer be written.
 STOPPED = 130

@@ -21,8 +21,14 @@ from nvfp4_tui.sources.live import LiveSource
 from nvfp4_tui.tui.app import FleetApp
 
 # The worker's exit codes that are the run's own outcome, passed on as the command's: completed,
-# bad output directory, every endpoint down, stopped (by the UI, or a signal).
-WORKER_OUTCOMES = (exit_codes.OK, exit_codes.USAGE, exit_codes.ALL_DOWN, exit_codes.STOPPED)
+# bad output directory, every endpoint down, a server that died, stopped (by the UI, or a signal).
+WORKER_OUTCOMES = (
+    exit_codes.OK,
+    exit_codes.USAGE,
+    exit_codes.ALL_DOWN,
+    exit_codes.SERVER_DIED,
+    exit_codes.STOPPED,
+)
 
 
 def run_with_ui(plan: LaunchPlan, out_root: Path) -> int:
@@ -36,7 +42,7 @@ def run_with_ui(plan: LaunchPlan, out_root: Path) -> int:
     if worker_rc is not None and worker_rc not in WORKER_OUTCOMES:
         print(f"error: the run's worker process exited with code {worker_rc}", file=sys.stderr)
         return exit_codes.FAILED
-    if worker_rc in (exit_codes.USAGE, exit_codes.ALL_DOWN):
+    if worker_rc in (exit_codes.USAGE, exit_codes.ALL_DOWN, exit_codes.SERVER_DIED):
         return worker_rc  # its one-line reason is among the messages printed above
     return exit_codes.FAILED if app.source_error else exit_codes.OK
 

@@ -107,8 +107,8 @@ SCORE_NOTES = {
 FLAG_NOTES = (
     "suspect: a row the legacy script recorded with 0 output tokens and no error (its silent "
     "HTTP failure): counted apart, never averaged in as a zero score.",
-    "errors: failed requests (HTTP 4xx/5xx, timeout, connect, reset, protocol), counted apart "
-    "from the timings and scores.",
+    "errors: failed requests (HTTP 4xx/5xx, timeout, connect, reset, protocol, truncated), "
+    "counted apart from the timings and scores.",
     "timing doubt: phases during which the client's own event loop ran late, so their TTFT and "
     "ITL may read up to that lag long.",
     "not steady (*): a closed-loop level that held its concurrency less than 80% of its time; "

@@ -21,7 +21,7 @@ import struct
 import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aiohttp import web
@@ -36,10 +36,11 @@ from nvfp4_tui.sim.gpu import SimGpu
 from nvfp4_tui.sim.kv_cache import kv_capacity_tokens
 from nvfp4_tui.sim.load import DEFAULT_MAX_NUM_SEQS, EndpointLoad, PrefixCache
 from nvfp4_tui.sim.metrics import SimMetrics
+from nvfp4_tui.sim.quirks import ENGINE_CRASH_MESSAGE, with_utf8_fragments
 from nvfp4_tui.sim.schedule import expected_ttft_s, token_interval_s
 from nvfp4_tui.sim.tokens import count_prompt_tokens, count_tokens, message_text
 from nvfp4_tui.sim.validation import BadRequest, check_context, error_response, parse_request
-from nvfp4_tui.sim.wire import DONE, ChunkEncoder, full_response
+from nvfp4_tui.sim.wire import DONE, ChunkEncoder, full_response, stream_error
 
 MAX_MODEL_LEN = 131_072
 SIM_SERVER_VERSION = f"nvfp4-tui-sim {__version__}"
@@ -112,20 +113,27 @@ def _read_at(request: web.Request, loop: asyncio.AbstractEventLoop) -> float:
     return protocol.read_at if isinstance(protocol, _ReadClock) else loop.time()
 
 
-async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:
-    if deadline <= loop.time():
+async def _sleep_until(
+    loop: asyncio.AbstractEventLoop, deadline: float, abort: asyncio.Future[None] | None = None
+) -> None:
+    """Sleep until ``deadline``, or until ``abort`` is done, whichever comes first."""
+    if deadline <= loop.time() or (abort is not None and abort.done()):
         return
     wake: asyncio.Future[None] = loop.create_future()
 
-    def wake_up() -> None:
+    def wake_up(*_: object) -> None:
         if not wake.done():
             wake.set_result(None)
 
     handle = loop.call_at(deadline, wake_up)
+    if abort is not None:
+        abort.add_done_callback(wake_up)
     try:
         await wake
     finally:
         handle.cancel()
+        if abort is not None:
+            abort.remove_done_callback(wake_up)
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,12 @@ class _Job:
     arrived: float  # event loop time
     completion_id: str
     created: int = field(default_factory=lambda: int(time.time()))
+    # Done when a newer request aborts this one (QuirkSpec.new_request_aborts).
+    abort: asyncio.Future[None] | None = None
+
+    @property
+    def aborted(self) -> bool:
+        return self.abort is not None and self.abort.done()
 
 
 class SimEndpoint:
@@ -163,9 +177,10 @@ class SimEndpoint:
         self.answer_key = answer_key  # dataset prompts' right and wrong answers
         self.time_scale = time_scale
         self.faults: FaultSpec = self.spec.faults
+        self.quirks = self.spec.quirks
         self.load = EndpointLoad(
             time.monotonic,
-            max_num_seqs=max_num_seqs,
+            max_num_seqs=1 if self.quirks.serial else max_num_seqs,
             kv_capacity_tokens=kv_capacity_tokens(self.spec),
         )
         self.metrics = SimMetrics(endpoint.model, self.load, self.spec.served)
@@ -177,6 +192,7 @@ class SimEndpoint:
         self._runner: web.AppRunner | None = None
         self._listener: asyncio.Server | None = None
         self._streams: dict[asyncio.Task[Any], asyncio.Transport | None] = {}
+        self._abortable: set[asyncio.Future[None]] = set()  # streams a new request aborts
         self._background: set[asyncio.Task[None]] = set()
         self._switch = asyncio.Lock()
         self.host = "127.0.0.1"
@@ -228,7 +244,8 @@ class SimEndpoint:
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._health)
         app.router.add_get("/version", self._version)
-        app.router.add_get("/metrics", self._metrics)
+        if self.quirks.metrics:
+            app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/sim/stats", self._stats)
         app.router.add_post("/sim/faults", self._set_faults)
         app.router.add_get("/sim/gpu", self._gpu)
@@ -306,10 +323,14 @@ class SimEndpoint:
         response = web.json_response(faults_to_json(faults))
         await response.prepare(request)
         await response.write_eof()
-        task = asyncio.create_task(self.set_faults(faults))
+        self._go_down()
+        return response
+
+    def _go_down(self) -> None:
+        """Stop listening once the handler running now has returned (its connection drops)."""
+        task = asyncio.create_task(self.set_faults(replace(self.faults, down=True)))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-        return response
 
     # -- chat completions ------------------------------------------------------------------
 
@@ -318,6 +339,8 @@ class SimEndpoint:
         answer = self._answers.get(key)
         if answer is None:
             answer = compose(self.spec, request, self.answer_key)
+            if self.quirks.utf8_fragments:
+                answer = with_utf8_fragments(answer)
             self._answers[key] = answer
             if len(self._answers) > _ANSWER_CACHE_SIZE:
                 self._answers.popitem(last=False)
@@ -337,6 +360,9 @@ class SimEndpoint:
             check_context(prompt_tokens, chat.max_tokens, MAX_MODEL_LEN)
         except BadRequest as e:
             return error_response(e.status, str(e))
+        if number == self.quirks.engine_crash_at:
+            return await self._crash(request, bool(body.get("stream")))
+        abort = self._abort_streams_in_flight(loop)
         answer = self._answer(chat)
         plan = draw_faults(self.faults, self.spec.seed, number, len(answer.pieces))
         if plan.http_status is not None:
@@ -345,13 +371,51 @@ class SimEndpoint:
         task = asyncio.current_task()
         assert task is not None
         self._streams[task] = request.transport
+        job_id = self._completion_id(number)
         try:
-            job = _Job(chat, answer, plan, prompt_tokens, arrived, self._completion_id(number))
+            job = _Job(chat, answer, plan, prompt_tokens, arrived, job_id, abort=abort)
             if body.get("stream"):
                 return await self._stream(request, job, stream_options)
             return await self._complete(request, job)
         finally:
             self._streams.pop(task, None)
+            if abort is not None:
+                self._abortable.discard(abort)
+
+    def _abort_streams_in_flight(
+        self, loop: asyncio.AbstractEventLoop
+    ) -> asyncio.Future[None] | None:
+        """With ``new_request_aborts``: end every stream in flight, and the future that ends
+        this one when the next request comes."""
+        if not self.quirks.new_request_aborts:
+            return None
+        for other in self._abortable:
+            if not other.done():
+                other.set_result(None)
+        abort: asyncio.Future[None] = loop.create_future()
+        self._abortable.add(abort)
+        return abort
+
+    async def _crash(self, request: web.Request, stream: bool) -> web.StreamResponse:
+        """The engine dies under this request: vLLM streams one error object and [DONE] in a
+        200, then the whole server exits (here: stops listening, dropping every connection)."""
+        self.load.faults["engine_crash"] += 1
+        # Nothing new is accepted from here on, and this connection is not kept alive: once the
+        # client has read [DONE], no server is there to answer it, as after vLLM's exit.
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        if not stream:
+            response: web.StreamResponse = error_response(500, ENGINE_CRASH_MESSAGE)
+            response.force_close()
+        else:
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            response.force_close()
+            await response.prepare(request)
+            await response.write(stream_error(500, ENGINE_CRASH_MESSAGE) + DONE)
+            await response.write_eof()
+        self._go_down()
+        return response
 
     def _completion_id(self, number: int) -> str:
         return f"chatcmpl-sim{self.spec.seed:x}{number:010x}"
@@ -382,7 +446,10 @@ class SimEndpoint:
                 if index == job.plan.stall_at:
                     self.load.faults["stall"] += 1
                     deadline += self.faults.stall_s / scale
-                await _sleep_until(loop, deadline)
+                await _sleep_until(loop, deadline, job.abort)
+                if job.aborted:
+                    self.load.faults["aborted"] += 1
+                    return
                 now = loop.time()
                 try:
                     yield index, piece  # the consumer writes the chunk before any bookkeeping
@@ -423,13 +490,18 @@ class SimEndpoint:
         self, request: web.Request, job: _Job, stream_options: dict[str, Any]
     ) -> web.StreamResponse:
         answer, plan = job.answer, job.plan
+        quirks = self.quirks
+        asked_usage = bool(stream_options.get("include_usage"))
         encoder = ChunkEncoder(
             job.completion_id,
             job.created,
             self.endpoint.model,
             job.prompt_tokens,
-            continuous_usage=bool(stream_options.get("continuous_usage_stats")),
+            continuous_usage=quirks.usage == "separate"
+            and quirks.continuous_usage
+            and bool(stream_options.get("continuous_usage_stats")),
             reasoning_model=self.spec.reasoning,
+            usage_in_finish=quirks.usage == "finish" and asked_usage,
         )
         response = web.StreamResponse(
             headers={
@@ -440,6 +512,11 @@ class SimEndpoint:
         await response.prepare(request)
         last = len(answer.pieces) - 1
         generated = 0
+        # A server that can abort a stream says whose it is at once (llama.cpp); vLLM sends its
+        # role chunk with the first token.
+        role_first = job.abort is not None
+        if role_first:
+            await response.write(encoder.role())
         schedule = self._schedule(job)
         try:
             async for index, piece in schedule:
@@ -454,16 +531,19 @@ class SimEndpoint:
                 generated += piece.tokens
                 finish = answer.finish_reason if index == last else None
                 frame = encoder.piece(piece, answer, generated, finish)
-                if index == 0:
+                if index == 0 and not role_first:
                     frame = encoder.role() + frame
                 if index == plan.malformed_at:
                     self.load.faults["malformed"] += 1
                     frame = encoder.malformed(piece) + frame
                 if index == last:
-                    if stream_options.get("include_usage"):
+                    if asked_usage and quirks.usage == "separate":
                         frame += encoder.usage(answer)
-                    frame += DONE
+                    if quirks.done:
+                        frame += DONE
                 await response.write(frame)
+            if job.aborted and quirks.done:
+                await response.write(DONE)  # no finish_reason: the answer was cut short
         except ConnectionError:
             return response  # the client went away; the schedule's cleanup has run
         finally:

@@ -34,6 +34,11 @@ def error_body(status: int, message: str) -> dict[str, Any]:
     }
 
 
+def stream_error(status: int, message: str) -> bytes:
+    """An error object as an SSE event inside a 200 stream, as vLLM sends one."""
+    return f"data: {_dumps({'error': error_body(status, message)})}\n\n".encode()
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -61,6 +66,7 @@ class ChunkEncoder:
         *,
         continuous_usage: bool,
         reasoning_model: bool,
+        usage_in_finish: bool = False,
     ) -> None:
         self._head = (
             f'data: {{"id":"{completion_id}","object":"chat.completion.chunk",'
@@ -69,9 +75,10 @@ class ChunkEncoder:
         self._prompt_tokens = prompt_tokens
         self._continuous = continuous_usage
         self._reasoning_model = reasoning_model
+        self._usage_in_finish = usage_in_finish  # usage beside finish_reason, as some servers do
 
-    def _usage_tail(self, completion_tokens: int) -> str:
-        if not self._continuous:
+    def _usage_tail(self, completion_tokens: int, finishing: bool) -> str:
+        if not (self._continuous or (finishing and self._usage_in_finish)):
             return "}\n\n"
         p = self._prompt_tokens
         return (
@@ -83,7 +90,7 @@ class ChunkEncoder:
         finish = "null}]" if finish_reason is None else f'"{finish_reason}","stop_reason":null}}]'
         return (
             f'{self._head}[{{"index":0,"delta":{delta},"logprobs":null,"finish_reason":{finish}'
-            + self._usage_tail(completion_tokens)
+            + self._usage_tail(completion_tokens, finish_reason is not None)
         ).encode()
 
     def role(self) -> bytes:

@@ -184,8 +184,15 @@ async def test_200_that_is_not_an_event_stream(content_type: str, body: str) -> 
 async def test_stream_closing_before_finish_reason() -> None:
     steps = [(0.0, chunk(role="assistant")), (0.05, chunk("cut")), (0.10, chunk(" short"))]
     m, _ = await chat_once(play(steps))
-    assert_error(m, "protocol", "stream ended before finish_reason")
+    assert_error(m, "truncated", "the stream closed before any finish_reason, after 2 generated")
     assert m.answer_text == "cut short" and m.chunks == 2
+
+
+async def test_done_before_finish_reason_is_truncated_not_ok() -> None:
+    # llama.cpp's server ends a stream a new request aborted so: a role chunk, then [DONE].
+    m, _ = await chat_once(play([(0.0, chunk(role="assistant")), (0.05, DONE)]))
+    assert_error(m, "truncated", "[DONE] came before any finish_reason, after 0 generated chunks")
+    assert m.ttft_s is None and m.chunks == 0 and m.decode_tps is None
 
 
 async def test_error_object_inside_the_stream() -> None:

@@ -290,9 +290,30 @@ async def test_estimated_tokens_take_one_token_per_chunk_for_decode() -> None:
     assert m.decode_tps == 3 / (m.e2e_s - m.ttft_s)
 
 
-async def test_done_without_any_finish_reason_still_ends_the_stream() -> None:
-    m, _ = await run_one([(0.05, chunk("a")), (0.05, DONE)])
-    assert m.status == "ok" and m.finish_reason is None and m.answer_text == "a"
+async def test_empty_chunks_after_the_first_text_count_as_tokens_but_not_in_timings() -> None:
+    # llama.cpp without usage: a token ending inside a UTF-8 character comes as empty content.
+    steps = [
+        (0.0, chunk(role="assistant", content="")),
+        (0.05, chunk("")),  # before any text: not counted (a role-like preamble)
+        (0.10, chunk("a")),
+        (0.15, chunk("")),
+        (0.20, chunk("")),
+        (0.25, chunk("é")),
+        (0.30, chunk(finish="stop")),
+        (0.30, DONE),
+    ]
+    m, _ = await run_one(steps)
+    assert m.status == "ok" and m.tokens_estimated and (m.tokens_out, m.chunks) == (4, 2)
+    assert close(m.ttft_s, 0.10) and m.ttft_s == m.ttfa_s
+    assert m.itl_p50_s is not None and close(m.itl_p50_s, 0.15)  # "a" to "é", one gap
+    assert m.decode_tps == 3 / (m.e2e_s - m.ttft_s)
+
+
+async def test_done_without_any_finish_reason_ends_the_stream_truncated() -> None:
+    # [DONE] ends the read, but no chunk said the answer was finished: an error, text kept.
+    m, _ = await run_one([(0.05, chunk("a")), (0.05, DONE), (5.0, ABORT)])
+    assert m.status == "error" and m.error_kind == "truncated" and m.finish_reason is None
+    assert m.answer_text == "a" and m.e2e_s is not None and m.e2e_s < 5.0  # ended at [DONE]
 
 
 async def test_done_then_reset_keeps_a_finished_measurement() -> None:

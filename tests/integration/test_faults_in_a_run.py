@@ -27,7 +27,7 @@ FAULTY = {
     "e429": ("http_status = 429\nerror_rate = 1.0", "http_4xx"),
     "ereset": ("reset_rate = 1.0", "reset"),
     "emalformed": ("malformed_rate = 1.0", "protocol"),
-    "ecutoff": ("cutoff_rate = 1.0", "protocol"),
+    "ecutoff": ("cutoff_rate = 1.0", "truncated"),
     "estall": ("stall_s = 60.0\nstall_rate = 1.0", "timeout"),
 }
 

@@ -70,7 +70,7 @@ FAULTS: tuple[Fault, ...] = (
     Fault("sim_http_503", "http_5xx", _status(503), ("HTTP 503",)),
     Fault("sim_reset", "reset", "reset_rate = 1.0", ("connection lost",)),
     Fault("sim_malformed", "protocol", "malformed_rate = 1.0", ("malformed JSON chunk",)),
-    Fault("sim_cutoff", "protocol", "cutoff_rate = 1.0", ("before finish_reason",)),
+    Fault("sim_cutoff", "truncated", "cutoff_rate = 1.0", ("before any finish_reason",)),
     Fault("sim_stall", "timeout", "stall_s = 60.0\nstall_rate = 1.0", ("total",)),
     Fault("http_429_retry_after", "http_4xx", None, ("HTTP 429", "slow down")),
     Fault("http_503_retry_after", "http_5xx", None, ("HTTP 503",)),

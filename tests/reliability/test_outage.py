@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
@@ -63,6 +64,29 @@ async def test_the_gate_closes_on_a_refused_connection_and_opens_when_health_ans
     assert [s for s, _ in statuses] == ["down", "running"]
     assert "connection refused" in (statuses[0][1] or "")
     assert (statuses[1][1] or "").startswith("back after")
+
+
+async def test_a_failure_in_a_stream_asks_health_and_a_dead_server_ends_down() -> None:
+    events: list[Event] = []
+    gate = EndpointGate("e", events.append, give_up_s=60.0, probe_first_s=0.01)
+    crashed = replace(
+        _refused(), error_kind="protocol", error_message="server error in stream: engine died"
+    )
+    gate.probe = _probe_answering(after=0)  # still healthy after that failure: nothing said
+    gate.report(crashed)
+    await gate.finish()
+    assert gate.gave_up is None and events == []
+
+    gate = EndpointGate("e", events.append, give_up_s=60.0, probe_first_s=0.01)
+    gate.probe = _probe_answering(after=10**6)
+    gate.report(crashed)
+    async with asyncio.timeout(BOUND_S):
+        await gate.finish()  # the plan ends while the server is gone
+    assert gate.gave_up is not None and "still down when its plan ended" in gate.gave_up
+    (said,) = [e for e in events if isinstance(e, EndpointStatus)]
+    assert said.status == "down" and "(after: server error in stream: engine died)" in (
+        said.message or ""
+    )
 
 
 async def test_a_gate_closed_by_pause_and_outage_opens_only_when_both_end() -> None:

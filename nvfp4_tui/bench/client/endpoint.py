@@ -292,7 +292,7 @@ class EndpointClient:
                     for payload in parser.end():
                         stream.take(payload, eof_at)
                     if stream.finish_reason is None:
-                        raise Failure("protocol", "stream ended before finish_reason")
+                        raise Failure("truncated", _truncated_message(stream, "the stream closed"))
         except Failure as caught:
             failure = caught
         except SseTooLarge as caught:
@@ -310,8 +310,14 @@ class EndpointClient:
         sent_at = called_at if clock.sent_at is None else clock.sent_at
         setup_s = None if clock.sent_at is None else clock.sent_at - called_at
         if stream.done_at is not None:
-            # Anything after [DONE] (a reset, a stall) does not touch a finished measurement.
-            return Attempt(stream, sent_at, stream.done_at, http_status, None, setup_s=setup_s)
+            # Anything after [DONE] (a reset, a stall) does not touch a finished measurement; a
+            # [DONE] before any finish_reason ended no answer.
+            cut = (
+                None
+                if stream.finish_reason is not None
+                else Failure("truncated", _truncated_message(stream, "[DONE] came"))
+            )
+            return Attempt(stream, sent_at, stream.done_at, http_status, cut, setup_s=setup_s)
         if failure is not None or eof_at is None:
             ended_at = perf_counter()
             return Attempt(stream, sent_at, ended_at, http_status, failure, retry_after_s, setup_s)
@@ -422,6 +428,14 @@ def _take_all(payloads: list[bytes], stream: Stream, now: float) -> bool:
         if stream.done_at is not None:
             return True
     return False
+
+
+def _truncated_message(stream: Stream, ending: str) -> str:
+    chunks = len(stream.gen_times)
+    return (
+        f"{ending} before any finish_reason, after {chunks} generated "
+        f"chunk{'s' * (chunks != 1)}: the answer was cut short"
+    )
 
 
 def _options_rejected(attempt: Attempt) -> bool:

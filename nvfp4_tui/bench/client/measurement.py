@@ -78,7 +78,7 @@ def measure(attempt: Attempt, queue_s: float) -> Measurement:
     if reported is not None:
         tokens_out, estimated = reported, False
     elif times or failure is None:
-        tokens_out, estimated = len(times), True
+        tokens_out, estimated = stream.estimated_tokens(), True
     else:
         tokens_out, estimated = None, False
     counts = stream.gen_tokens if _rising_to(stream.gen_tokens, reported) else []

@@ -69,6 +69,7 @@ class Stream:
         "answer",
         "completion_tokens",
         "done_at",
+        "empty_token_chunks",
         "events",
         "finish_reason",
         "gen_times",
@@ -92,6 +93,10 @@ class Stream:
         self.tools: dict[Any, ToolCall] = {}
         self.gen_times: list[float] = []  # arrival of each chunk that carried generated text
         self.gen_tokens: list[Any] = []  # that chunk's cumulative usage.completion_tokens, or None
+        # Chunks after the first generated one whose text is empty: each still brings a token
+        # (one that ends inside a UTF-8 character, its bytes held back). Counted for estimates,
+        # never timed: TTFT and ITL are about text.
+        self.empty_token_chunks = 0
         self.ttfa_at: float | None = None
         self.usage: dict[str, Any] | None = None  # the last usage object seen
         self.completion_tokens: Any = None
@@ -144,6 +149,8 @@ class Stream:
                                 self.ttfa_at = now
                         if reasoning:
                             self.reasoning.append(reasoning)
+                    elif self.gen_times and _empty_text(delta):
+                        self.empty_token_chunks += 1
                 reason = choice.get("finish_reason")
                 if reason:
                     self.finish_reason = reason
@@ -178,11 +185,16 @@ class Stream:
 
     def tokens_so_far(self) -> int:
         """Server-counted tokens when usage streams per chunk and the count is believable,
-        else generated chunks."""
+        else the estimate."""
         tokens = self.completion_tokens
         if type(tokens) is int and self.usage_doubt(tokens) is None:
             return tokens
-        return len(self.gen_times)
+        return self.estimated_tokens()
+
+    def estimated_tokens(self) -> int:
+        """A token per chunk that carried one: every generated chunk, and the empty ones after
+        the first."""
+        return len(self.gen_times) + self.empty_token_chunks
 
     def usage_doubt(self, tokens: int, reasoning_tokens: int | None = None) -> str | None:
         """Why ``tokens`` completion tokens cannot be this stream's, or None when they can be.
@@ -203,6 +215,13 @@ class Stream:
                 f"in {len(self.gen_times)} chunks"
             )
         return None
+
+
+def _empty_text(delta: dict[str, Any]) -> bool:
+    """Whether ``delta`` is a token's chunk whose text is empty, not a role chunk."""
+    if "role" in delta:
+        return False
+    return any(delta.get(key) == "" for key in ("content", "reasoning_content", "reasoning"))
 
 
 def text_bytes(text: Any) -> int:
