@@ -49,6 +49,7 @@ from nvfp4_tui.core.events import (
     PhaseFinished,
     PhasePlan,
     PhaseStarted,
+    ProbeFinished,
     RequestFinished,
     RunFinished,
     RunOutcome,
@@ -64,6 +65,7 @@ PROGRESS_INTERVAL_S = 0.25
 RETRY_WAIT_CAP_S = 30.0  # the longest Retry-After honoured; a longer one is cut to this
 RETRY_BACKOFF_S = 0.5  # the first wait when the server gave no Retry-After; doubles per attempt
 WARMUP_MAX_TOKENS = 16
+PROBE_REQUEST_INDEX = -1  # a failed warm-up probe's row: before the phase's own requests
 ALL_DOWN_MESSAGE = "every endpoint was down"
 
 
@@ -239,9 +241,10 @@ class Runner:
                 self.emit(status(time.time(), endpoint.id, "down", message))
                 await self._record_first_request(endpoint, phases[0])
                 return
+            first_error = None
             if self.profile.run.warmup:
                 self.emit(status(time.time(), endpoint.id, "warmup"))
-                await probe.chat(self._request(phases[0].suite, phases[0].suite.prompts[0], True))
+                first_error = await self._warm_up(probe, endpoint, phases[0])
             self.emit(status(time.time(), endpoint.id, "running"))
             tracker = LoadTracker(phase.plan for phase in phases)
             gate = self._gates[endpoint.id]
@@ -250,7 +253,10 @@ class Runner:
             try:
                 for phase, following in itertools.zip_longest(phases, phases[1:]):
                     step_ends = following is None or _level(following.plan) != _level(phase.plan)
-                    stopped = await self._run_phase(endpoint, phase, tracker, step_ends)
+                    stopped = await self._run_phase(
+                        endpoint, phase, tracker, step_ends, first_error
+                    )
+                    first_error = None
                     if stopped is not None or gate.gave_up is not None:
                         break
             finally:
@@ -260,6 +266,34 @@ class Runner:
             self.emit(status(time.time(), endpoint.id, "down", gate.gave_up))
         else:
             self.emit(status(time.time(), endpoint.id, "done", stopped))
+
+    async def _warm_up(
+        self, client: EndpointClient, endpoint: Endpoint, phase: Phase
+    ) -> RequestFinished | None:
+        """Send the warm-up probe and record it apart (``ProbeFinished``); a probe that failed
+        comes back as an error row, the endpoint's first, since it is often the one request
+        that carries the server's own message (a server that dies on its first request)."""
+        record = await self._measure(
+            client, endpoint, phase, phase.suite.prompts[0], PROBE_REQUEST_INDEX, TokenMeter(), True
+        )
+        self.emit(
+            ProbeFinished(
+                t=record.t,
+                endpoint_id=endpoint.id,
+                purpose="warmup",
+                status=record.status,
+                http_status=record.http_status,
+                ttft_s=record.ttft_s,
+                e2e_s=record.e2e_s,
+                tokens_in=record.tokens_in,
+                tokens_out=record.tokens_out,
+                tokens_estimated=record.tokens_estimated,
+                finish_reason=record.finish_reason,
+                error_kind=record.error_kind,
+                error_message=record.error_message,
+            )
+        )
+        return record if record.status == "error" else None
 
     async def _record_first_request(self, endpoint: Endpoint, phase: Phase) -> None:
         """Send the first request of a down endpoint's plan once, and record it as its phase.
@@ -320,9 +354,16 @@ class Runner:
         return enumerate(order)
 
     async def _run_phase(
-        self, endpoint: Endpoint, phase: Phase, tracker: LoadTracker, step_ends: bool = True
+        self,
+        endpoint: Endpoint,
+        phase: Phase,
+        tracker: LoadTracker,
+        step_ends: bool = True,
+        first_error: RequestFinished | None = None,
     ) -> str | None:
-        """Run one phase; returns why the sweep stops after it, or None to go on."""
+        """Run one phase; returns why the sweep stops after it, or None to go on.
+
+        ``first_error``, a failed warm-up probe's row, is the phase's first row."""
         plan, run = phase.plan, self.profile.run
         self.emit(PhaseStarted(time.time(), endpoint.id, plan.suite, plan.concurrency, phase.index))
         # A closed loop holds its concurrency; an open loop's only caps, with no level to hold.
@@ -344,6 +385,8 @@ class Runner:
             tracker.add(record)
             self.emit(record)
 
+        if first_error is not None:
+            finished(first_error)
         slots = plan.concurrency if schedule is None else plan.concurrency or OPEN_LOOP_SLOTS
         sent: OpenLoopResult | None = None
         with self._loop_lag.window() as lag:
@@ -500,12 +543,13 @@ class Runner:
         prompt: Prompt,
         request_index: int,
         meter: TokenMeter,
+        warmup: bool = False,
     ) -> RequestFinished:
         sent_t = time.time()
         meter.request_started()
         try:
             measurement: Measurement = await client.chat(
-                self._request(phase.suite, prompt), progress=meter
+                self._request(phase.suite, prompt, warmup), progress=meter
             )
         finally:
             meter.request_ended()
