@@ -34,5 +34,6 @@ async def test_each_exchange_on_a_kept_alive_connection_has_its_own_times() -> N
         assert row.ttft_s is not None and row.e2e_s is not None
         assert 0 <= row.ttft_s - wire.ttft_s < SLACK_S  # the client sees it after the wire
         assert wire.reply_bytes > 0
+        assert (wire.prompt_tokens, wire.completion_tokens) == (5, 2)
     assert exchanges[0].last_byte_at is not None
     assert exchanges[1].request_at >= exchanges[0].last_byte_at

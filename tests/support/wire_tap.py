@@ -3,7 +3,8 @@
 Each exchange on a connection (a request and the reply that follows it, on a kept-alive
 connection one after another) records, in wall-clock seconds: when the request's first bytes
 reached the proxy, when the first reply bytes that carry generated text (an SSE event with
-content, reasoning or a tool call) left the server, and when its last byte did. The client's
+content, reasoning or a tool call) left the server, and when its last byte did; and the token
+counts of the last usage object the server sent. The client's
 TTFT and E2E minus the tap's are what the client adds on its side of the socket.
 
 The tap runs its own event loop in a thread, so a test or a benchmark can drive a client in
@@ -26,6 +27,8 @@ _GENERATED = re.compile(
     rb'"delta":\s*\{[^{}]*?"(?:content|reasoning_content|reasoning)":\s*"[^"]'
     rb'|"delta":\s*\{[^{}]*?"tool_calls":\s*\['
 )
+_PROMPT_TOKENS = re.compile(rb'"prompt_tokens":\s*(\d+)')
+_COMPLETION = re.compile(rb'"completion_tokens":\s*(\d+)')
 GENERATED_LOOKBACK = 512  # bytes of the previous read kept, so a marker cut between reads matches
 REQUEST_LINE_BYTES = 256
 STOP_WAIT_S = 5.0
@@ -40,6 +43,8 @@ class Exchange:
     first_generated_at: float | None = None
     last_byte_at: float | None = None
     reply_bytes: int = 0
+    prompt_tokens: int | None = None  # the last usage in the reply, as the server counted
+    completion_tokens: int | None = None
     _tail: bytes = field(default=b"", repr=False)
 
     @property
@@ -61,13 +66,18 @@ class Exchange:
     def saw_reply(self, data: bytes, at: float) -> None:
         self.reply_bytes += len(data)
         self.last_byte_at = at
-        if self.first_generated_at is None:
-            window = self._tail + data
-            if _GENERATED.search(window):
-                self.first_generated_at = at
-                self._tail = b""
-            else:
-                self._tail = window[-GENERATED_LOOKBACK:]
+        window = self._tail + data
+        if self.first_generated_at is None and _GENERATED.search(window):
+            self.first_generated_at = at
+        # The last usage the server sent is its count for the whole reply.
+        for pattern, name in (
+            (_PROMPT_TOKENS, "prompt_tokens"),
+            (_COMPLETION, "completion_tokens"),
+        ):
+            counts = pattern.findall(window)
+            if counts:
+                setattr(self, name, int(counts[-1]))
+        self._tail = window[-GENERATED_LOOKBACK:]
 
 
 class WireTap:
