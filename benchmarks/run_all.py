@@ -26,6 +26,7 @@ BENCHMARKS: tuple[tuple[str, str], ...] = (
     ("peer.py", "peer"),
     ("neighbour.py", "neighbour"),
     ("worker_scaling.py", "worker_scaling"),
+    ("real_server.py", "real_server"),
 )
 
 

@@ -49,6 +49,7 @@ from nvfp4_tui.core.events import (
     PhaseFinished,
     PhasePlan,
     PhaseStarted,
+    ProbeFinished,
     RequestFinished,
     RunFinished,
     RunOutcome,
@@ -64,6 +65,7 @@ PROGRESS_INTERVAL_S = 0.25
 RETRY_WAIT_CAP_S = 30.0  # the longest Retry-After honoured; a longer one is cut to this
 RETRY_BACKOFF_S = 0.5  # the first wait when the server gave no Retry-After; doubles per attempt
 WARMUP_MAX_TOKENS = 16
+PROBE_REQUEST_INDEX = -1  # a failed warm-up probe's row: before the phase's own requests
 ALL_DOWN_MESSAGE = "every endpoint was down"
 
 
@@ -239,13 +241,20 @@ class Runner:
                 self.emit(status(time.time(), endpoint.id, "down", message))
                 await self._record_first_request(endpoint, phases[0])
                 return
+            first_error = None
             if self.profile.run.warmup:
                 self.emit(status(time.time(), endpoint.id, "warmup"))
-                died = await self._warm_up(probe, endpoint, phases[0])
-                if died is not None:
-                    self.down[endpoint.id] = died
-                    self.emit(status(time.time(), endpoint.id, "down", died))
-                    return
+                first_error = await self._warm_up(probe, endpoint, phases[0])
+                if first_error is not None:
+                    healthy, message = await probe.health()
+                    if not healthy:
+                        # It died under its warm-up, as vLLM's engine does on a model it
+                        # cannot run: that request is the first phase's only row.
+                        why = f"{message} (after its warm-up request: {first_error.error_message})"
+                        await self._record_first_request(endpoint, phases[0], first_error)
+                        self.down[endpoint.id] = why
+                        self.emit(status(time.time(), endpoint.id, "down", why))
+                        return
             self.emit(status(time.time(), endpoint.id, "running"))
             tracker = LoadTracker(phase.plan for phase in phases)
             gate = self._gates[endpoint.id]
@@ -254,7 +263,10 @@ class Runner:
             try:
                 for phase, following in itertools.zip_longest(phases, phases[1:]):
                     step_ends = following is None or _level(following.plan) != _level(phase.plan)
-                    stopped = await self._run_phase(endpoint, phase, tracker, step_ends)
+                    stopped = await self._run_phase(
+                        endpoint, phase, tracker, step_ends, first_error
+                    )
+                    first_error = None
                     if stopped is not None or gate.gave_up is not None:
                         break
                 await gate.finish()
@@ -266,21 +278,33 @@ class Runner:
         else:
             self.emit(status(time.time(), endpoint.id, "done", stopped))
 
-    async def _warm_up(self, probe: EndpointClient, endpoint: Endpoint, phase: Phase) -> str | None:
-        """Send the warm-up request; when it failed and the server no longer answers (it died
-        under it, as vLLM's engine does on a model it cannot run), record it as the first
-        phase's only row and return why the endpoint is down."""
-        prompt = phase.suite.prompts[0]
-        sent_t = time.time()
-        measurement = await probe.chat(self._request(phase.suite, prompt, True))
-        if measurement.status != "error":
-            return None
-        healthy, message = await probe.health()
-        if healthy:
-            return None
-        record = self._row(endpoint, phase, prompt, 0, sent_t, measurement)
-        await self._record_first_request(endpoint, phase, record)
-        return f"{message} (after its warm-up request: {measurement.error_message})"
+    async def _warm_up(
+        self, client: EndpointClient, endpoint: Endpoint, phase: Phase
+    ) -> RequestFinished | None:
+        """Send the warm-up probe and record it apart (``ProbeFinished``); a probe that failed
+        comes back as an error row, the endpoint's first, since it is often the one request
+        that carries the server's own message (a server that dies on its first request)."""
+        record = await self._measure(
+            client, endpoint, phase, phase.suite.prompts[0], PROBE_REQUEST_INDEX, TokenMeter(), True
+        )
+        self.emit(
+            ProbeFinished(
+                t=record.t,
+                endpoint_id=endpoint.id,
+                purpose="warmup",
+                status=record.status,
+                http_status=record.http_status,
+                ttft_s=record.ttft_s,
+                e2e_s=record.e2e_s,
+                tokens_in=record.tokens_in,
+                tokens_out=record.tokens_out,
+                tokens_estimated=record.tokens_estimated,
+                finish_reason=record.finish_reason,
+                error_kind=record.error_kind,
+                error_message=record.error_message,
+            )
+        )
+        return record if record.status == "error" else None
 
     async def _record_first_request(
         self, endpoint: Endpoint, phase: Phase, record: RequestFinished | None = None
@@ -345,9 +369,16 @@ class Runner:
         return enumerate(order)
 
     async def _run_phase(
-        self, endpoint: Endpoint, phase: Phase, tracker: LoadTracker, step_ends: bool = True
+        self,
+        endpoint: Endpoint,
+        phase: Phase,
+        tracker: LoadTracker,
+        step_ends: bool = True,
+        first_error: RequestFinished | None = None,
     ) -> str | None:
-        """Run one phase; returns why the sweep stops after it, or None to go on."""
+        """Run one phase; returns why the sweep stops after it, or None to go on.
+
+        ``first_error``, a failed warm-up probe's row, is the phase's first row."""
         plan, run = phase.plan, self.profile.run
         self.emit(PhaseStarted(time.time(), endpoint.id, plan.suite, plan.concurrency, phase.index))
         # A closed loop holds its concurrency; an open loop's only caps, with no level to hold.
@@ -369,6 +400,8 @@ class Runner:
             tracker.add(record)
             self.emit(record)
 
+        if first_error is not None:
+            finished(first_error)
         slots = plan.concurrency if schedule is None else plan.concurrency or OPEN_LOOP_SLOTS
         sent: OpenLoopResult | None = None
         with self._loop_lag.window() as lag:
@@ -525,12 +558,13 @@ class Runner:
         prompt: Prompt,
         request_index: int,
         meter: TokenMeter,
+        warmup: bool = False,
     ) -> RequestFinished:
         sent_t = time.time()
         meter.request_started()
         try:
             measurement: Measurement = await client.chat(
-                self._request(phase.suite, prompt), progress=meter
+                self._request(phase.suite, prompt, warmup), progress=meter
             )
         finally:
             meter.request_ended()

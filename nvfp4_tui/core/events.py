@@ -231,6 +231,28 @@ class RequestFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class ProbeFinished:
+    """A request the tool sent on its own account before a plan's phases (the warm-up): on the
+    wire and in the server's counters, in no row and no figure. Kept so that the server's
+    token counters can be reconciled with the run, and so that a probe that failed is seen (the
+    runner also records a failed one as the endpoint's first error row)."""
+
+    t: float  # wall clock when its bytes went out
+    endpoint_id: str
+    purpose: str  # "warmup"
+    status: RequestStatus
+    http_status: int | None = None
+    ttft_s: float | None = None
+    e2e_s: float | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    tokens_estimated: bool = False
+    finish_reason: str | None = None
+    error_kind: ErrorKind | None = None
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TokenProgress:
     """Throttled progress of the requests in flight on one endpoint (not persisted)."""
 
@@ -338,6 +360,7 @@ Event = (
     | PhaseStarted
     | PhaseFinished
     | RequestFinished
+    | ProbeFinished
     | TokenProgress
     | GpuSample
     | ServerSample
@@ -352,6 +375,7 @@ EVENT_TYPES: dict[str, type] = {
         PhaseStarted,
         PhaseFinished,
         RequestFinished,
+        ProbeFinished,
         TokenProgress,
         GpuSample,
         ServerSample,

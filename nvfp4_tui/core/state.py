@@ -35,6 +35,7 @@ from nvfp4_tui.core.events import (
     GpuSample,
     PhaseFinished,
     PhaseStarted,
+    ProbeFinished,
     RequestFinished,
     RunFinished,
     RunStarted,
@@ -74,6 +75,7 @@ class FleetState:
             PhaseStarted: self._on_endpoint_event,
             PhaseFinished: self._on_endpoint_event,
             RequestFinished: self._on_endpoint_event,
+            ProbeFinished: self._on_probe,
             TokenProgress: self._on_endpoint_event,
             GpuSample: self._on_gpu,
             ServerSample: self._on_endpoint_event,
@@ -146,6 +148,11 @@ class FleetState:
             return False
         endpoint.step(event)
         return True
+
+    def _on_probe(self, event: ProbeFinished) -> bool:
+        # Kept out of every figure: a probe is known, not folded in (a failed one is also the
+        # endpoint's first error row, which is).
+        return event.endpoint_id in self.endpoints
 
     def _on_samples_skipped(self, event: SamplesSkipped) -> bool:
         if event.gpu is not None:

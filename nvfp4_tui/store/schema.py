@@ -2,8 +2,8 @@
 
 Three tables hold one event type per row, with one column per dataclass field: ``requests``
 (RequestFinished), ``gpu`` (GpuSample), ``server`` (ServerSample). The ``events`` table holds the
-remaining persisted events (RunStarted, PhaseStarted, PhaseFinished, EndpointStatus,
-RunFinished) as their JSON codec text, so a replay rebuilds them exactly. TokenProgress is never
+remaining persisted events (RunStarted, PhaseStarted, PhaseFinished, ProbeFinished,
+EndpointStatus, RunFinished) as their JSON codec text, so a replay rebuilds them exactly. TokenProgress is never
 persisted. Every table starts with ``ts``, a UTC ``Datetime`` for other tools, and keeps the
 event's ``t`` (Unix seconds, Float64) beside it so events round-trip bit for bit.
 """
@@ -24,6 +24,7 @@ from nvfp4_tui.core.events import (
     GpuSample,
     PhaseFinished,
     PhaseStarted,
+    ProbeFinished,
     RequestFinished,
     RunFinished,
     RunStarted,
@@ -45,6 +46,7 @@ JSON_EVENT_TYPES: tuple[type, ...] = (
     RunStarted,
     PhaseStarted,
     PhaseFinished,
+    ProbeFinished,
     EndpointStatus,
     RunFinished,
 )

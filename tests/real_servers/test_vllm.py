@@ -1,0 +1,118 @@
+"""Against vLLM's CPU build: the run's rows are the server's own counts, token for token.
+
+One server (the head-size-64 model with the hermes tool parser) serves every test here, through a
+wire tap that records what crossed the socket and the usage the server sent on each reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.real_servers import servers, tool
+from tests.real_servers.servers import RunningServer
+from tests.support.wire_tap import Exchange, WireTap
+
+pytestmark = [pytest.mark.real, pytest.mark.timeout(servers.TEST_TIMEOUT_S)]
+
+CHAT = "/v1/chat/completions"
+LEVELS = [1, 4]
+
+
+@pytest.fixture(scope="module")
+def tapped_run(
+    vllm: RunningServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[tool.ToolRun, list[Exchange], dict[str, float]]]:
+    """One run of two suites at c=1 and c=4 through the tap, and vLLM's counters' change."""
+    work = tmp_path_factory.mktemp("vllm-run")
+    with WireTap(vllm.port) as tap:
+        profile = tool.write_profile(
+            work / "profile.toml", tap.url, suites=["english", "tool_call"], concurrency=LEVELS
+        )
+        before = tool.vllm_counters(vllm.url)
+        ran = tool.run(profile, work / "out")
+        after = tool.vllm_counters(vllm.url)
+        exchanges = tap.exchanges(CHAT)
+    assert ran.returncode == 0, ran.output
+    yield ran, exchanges, {name: after[name] - before[name] for name in after}
+
+
+def test_every_row_counts_what_the_server_sent(tapped_run) -> None:
+    ran, exchanges, _ = tapped_run
+    rows = ran.snapshot.requests()
+    assert rows.height > 0
+    assert rows.filter(pl.col("status") == "error").is_empty()
+    assert set(rows.get_column("http_status")) == {200}
+    assert not rows.get_column("tokens_estimated").any()  # vLLM sends usage
+    # The wire's usage per reply, rows and probe alike: the same multiset of counts.
+    wire = sorted((e.prompt_tokens, e.completion_tokens) for e in exchanges)
+    counted = [(r["tokens_in"], r["tokens_out"]) for r in rows.iter_rows(named=True)]
+    counted += [(p.tokens_in, p.tokens_out) for p in ran.probes()]
+    assert sorted(counted) == wire
+
+
+def test_rows_and_probes_add_up_to_vllms_counters(tapped_run) -> None:
+    ran, exchanges, change = tapped_run
+    rows = ran.snapshot.requests()
+    probes = ran.probes()
+    assert len(probes) == 1  # the warm-up: on the wire, in the counters, in no row
+    assert len(exchanges) == rows.height + len(probes)
+    prompt = rows.get_column("tokens_in").sum() + sum(p.tokens_in or 0 for p in probes)
+    generated = rows.get_column("tokens_out").sum() + sum(p.tokens_out or 0 for p in probes)
+    assert change["vllm:prompt_tokens_total"] == prompt
+    assert change["vllm:generation_tokens_total"] == generated
+
+
+def test_the_servers_figures_are_in_the_report(tapped_run) -> None:
+    ran, _, _ = tapped_run
+    server_rows = [r for r in tool.report_rows(ran.snapshot) if r.get("kind") == "server"]
+    assert sorted(r["concurrency"] for r in server_rows) == LEVELS
+    for row in server_rows:
+        assert row["endpoint"] == "real"
+        for key in (
+            "client_ttft_mean_s",
+            "server_ttft_mean_s",
+            "client_itl_mean_s",
+            "server_itl_mean_s",
+            "server_queue_mean_s",
+            "server_prefill_mean_s",
+            "server_decode_mean_s",
+            "kv_cache_peak_pct",
+            "kv_cache_mean_pct",
+            "running_peak",
+            "waiting_peak",
+            "preemptions",
+        ):
+            assert row[key] is not None, key
+        assert row["server_ttft_mean_s"] > 0 and row["running_peak"] >= 1
+
+
+def test_the_wire_saw_every_row_first(tapped_run) -> None:
+    """Measured, not asserted: the client's TTFT and E2E never precede the wire's (what
+    benchmarks/real_server.py reports as client - wire)."""
+    ran, exchanges, _ = tapped_run
+    import real_server  # benchmarks/, on the path by this directory's conftest
+
+    pairs = real_server.pair(ran.snapshot.requests(), exchanges, ran.probes())
+    assert len(pairs) == ran.snapshot.requests().height
+    for row, wire in pairs:
+        assert wire.ttft_s is not None and row["ttft_s"] >= wire.ttft_s
+        assert wire.e2e_s is not None and row["e2e_s"] >= wire.e2e_s
+
+
+def test_init_writes_a_profile_that_runs(vllm: RunningServer, tmp_path: Path) -> None:
+    profile = tmp_path / "profile.toml"
+    done = tool.cli("init", vllm.url, "--out", str(profile))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "max_tokens" in profile.read_text()  # a random model never stops by itself
+    # The profile as written; the plan narrowed on the command line to one prompt a suite.
+    ran = tool.run(
+        profile, tmp_path / "out", "--limit", "1", "--requests", "1", "--concurrency", "1"
+    )
+    assert ran.returncode == 0, ran.output
+    assert ran.snapshot.status == "complete"
+    rows = ran.snapshot.requests()
+    assert rows.height > 0 and rows.filter(pl.col("status") == "error").is_empty()
