@@ -88,6 +88,7 @@ async def _run_session(session: Session, panes: PaneJsonLines | None = None) -> 
             loop.remove_signal_handler(sig)
     if panes is not None:
         panes.print_now(unless_printed=True)  # the final figures, once every phase is over
+        panes.print_server_view()
     return result
 
 
