@@ -51,6 +51,7 @@ from nvfp4_tui.core.slo import (
     run_plans,
 )
 from nvfp4_tui.core.timing_doubt import timing_doubt
+from nvfp4_tui.output.error_table import error_rows, error_table
 from nvfp4_tui.output.server_view import server_view_rows, server_view_table
 from nvfp4_tui.output.tables import format_table, table_cells
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
@@ -640,6 +641,8 @@ def report_tables(
     doubts = doubt_table(events, board.endpoints)
     if doubts is not None:
         tables.append(doubts)
+    if errors := error_rows(snapshot.requests(), board.endpoints):
+        tables.append(error_table(errors, board.endpoints))
     server_view = snapshot_server_view(snapshot)
     if server_view:
         tables.append(server_view_table(server_view, board.endpoints))
@@ -686,6 +689,7 @@ def render_snapshot(
         board = snapshot_board(snapshot)
         rows = [*leaderboard_json(board, score_name), *benchmark_json(board)]
         rows += load_json_rows(snapshot.report_events())
+        rows += [row.json() for row in error_rows(snapshot.requests(), board.endpoints)]
         rows += [row.json() for row in snapshot_server_view(snapshot)]
         return json.dumps(rows, indent=1)
     markdown = fmt == "markdown"

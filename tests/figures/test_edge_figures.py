@@ -37,7 +37,9 @@ def test_every_figure_of_an_edge_run_draws_as_files(tmp_path: Path, capsys) -> N
 def test_an_edge_run_publishes_as_html_and_markdown(tmp_path: Path, capsys) -> None:
     snapshot = edge_snapshot(tmp_path / "snapshots")
     assert main(["report", str(snapshot), "--format", "html"]) == 0
-    assert "<img" in capsys.readouterr().out
+    html = capsys.readouterr().out
+    assert "<img" in html and "<h2>Server view</h2>" in html
+    assert "Errors: per endpoint and kind" in html and "enable-auto-tool-choice" in html
     figures = tmp_path / "docs"
     args = ["report", str(snapshot), "--format", "markdown", "--figures", str(figures)]
     assert main(args) == 0
