@@ -83,7 +83,7 @@ def test_the_json_report_has_an_error_row_per_endpoint_and_kind(tmp_path: Path) 
     ]
 
 
-def test_export_json_carries_the_errors_table(tmp_path: Path, capsys) -> None:
+def test_export_json_carries_the_errors_and_server_view_tables(tmp_path: Path, capsys) -> None:
     out = tmp_path / "report.json"
     assert (
         main(["export", str(edge_snapshot(tmp_path)), "--format", "json", "--out", str(out)]) == 0
@@ -91,3 +91,5 @@ def test_export_json_carries_the_errors_table(tmp_path: Path, capsys) -> None:
     tables = json.loads(out.read_text())["tables"]
     [errors] = [t for t in tables if t["title"].startswith("Errors")]
     assert errors["rows"] == [["Broken Dense", "http_4xx", "6", ERROR_MESSAGE]]
+    [server] = [t for t in tables if t["title"].startswith("Server view")]
+    assert server["rows"][0][:4] == ["Zero MoE", "c=1", "200.0", "150.0"]  # TTFT ms client, server

@@ -106,3 +106,28 @@ def test_a_gap_beyond_the_timing_doubt_is_noted() -> None:
     assert "time outside the server" in rows["c=4"].note  # 250 ms
     lagged = _rows(_run(*polls, lag_p99_s=0.3))
     assert lagged["c=4"].note == "" and lagged["c=4"].timing_doubt_s == 0.3
+
+
+def test_compare_shows_each_runs_server_view_per_level(tmp_path, capsys) -> None:
+    import json
+
+    from nvfp4_tui.cli import main
+
+    from .edge_run import edge_snapshot
+
+    a = edge_snapshot(tmp_path / "a")
+    b = edge_snapshot(tmp_path / "b")
+    assert main(["compare", str(a), str(b)]) == 0
+    text = capsys.readouterr().out
+    section = text.split("Server view, A → B")[1]
+    [row] = [line for line in section.splitlines() if line.startswith("Zero MoE") and "c=4" in line]
+    assert "150.0 → 150.0" in row  # the server's TTFT mean at c=4, in both runs
+    assert main(["compare", str(a), str(b), "--format", "json"]) == 0
+    pairs = json.loads(capsys.readouterr().out)["server_view"]
+    assert [(p["endpoint_a"], p["load"]) for p in pairs] == [
+        ("zero", "c=1"),
+        ("zero", "c=4"),
+        ("single", "c=1"),
+        ("broken", "c=1"),
+    ]
+    assert pairs[1]["a"] == pairs[1]["b"] and pairs[1]["a"]["server_ttft_mean_s"] == 0.15

@@ -14,6 +14,7 @@ runs next. Means are exact (``_sum``/``_count`` deltas weighted by their counts)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -313,3 +314,35 @@ class ServerViewFold:
             server_polls=level.polls,
             server_ttft_count=round(level.ttft.count),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ServerViewPair:
+    """One endpoint's level in two runs (``compare``): each run's server view, None where that
+    run did not run the level or its server served no metrics."""
+
+    endpoint_a: str
+    endpoint_b: str
+    label: str
+    load: Load
+    a: ServerViewRow | None
+    b: ServerViewRow | None
+
+
+def pair_server_views(
+    pairs: Sequence[tuple[str, str, str]],
+    rows_a: Sequence[ServerViewRow],
+    rows_b: Sequence[ServerViewRow],
+) -> tuple[ServerViewPair, ...]:
+    """The levels of each endpoint pair (id in A, id in B, label), in A's order, then B's
+    levels that A did not run; none when neither run's servers served metrics."""
+    by_a = {(r.endpoint_id, r.load): r for r in rows_a}
+    by_b = {(r.endpoint_id, r.load): r for r in rows_b}
+    out: list[ServerViewPair] = []
+    for endpoint_a, endpoint_b, label in pairs:
+        loads = [load for e, load in by_a if e == endpoint_a]
+        loads += [load for e, load in by_b if e == endpoint_b and load not in loads]
+        for load in sorted(loads, key=lambda x: x.order):
+            a, b = by_a.get((endpoint_a, load)), by_b.get((endpoint_b, load))
+            out.append(ServerViewPair(endpoint_a, endpoint_b, label, load, a, b))
+    return tuple(out)
