@@ -47,6 +47,8 @@ from nvfp4_tui.telemetry.sampler import GpuSampler
 from nvfp4_tui.telemetry.source import GpuSource
 
 FLUSH_INTERVAL_S = 0.5
+# The last poll of /metrics after the run: above the scraper's own 2 s timeout.
+FINAL_METRICS_POLL_S = 3.0
 # How long the run waits for its GPU sources to say what their cards are (NVML answers in
 # milliseconds; a simulated card is an HTTP request away).
 GPU_IDENTITY_TIMEOUT_S = 2.0
@@ -127,6 +129,7 @@ class Session:
         self.subscribers: list[Emit] = [self.writer.add, self.deaths, *subscribers]
         self.gpu_sources = list(gpu_sources)
         self.on_message = on_message or (lambda _m: None)
+        self._metrics_stop = asyncio.Event()  # set when the run is over: one last poll
         workers = worker_count(profile.run.workers, len(profile.endpoints))
         self.runner = (
             Runner(profile, suites, self.run_id, self.emit)
@@ -198,6 +201,10 @@ class Session:
             status = await run_task
             # Not cancelled: the runner ends aborted on its own only when every endpoint was down.
             every_endpoint_down = status == "aborted"
+            # The servers' last observations (the last requests of the last level) come with a
+            # last poll of /metrics; the scraper's own timeout bounds it.
+            self._metrics_stop.set()
+            await asyncio.wait([side_tasks[1]], timeout=FINAL_METRICS_POLL_S)
         except asyncio.CancelledError:
             status = "aborted"
         finally:
@@ -267,7 +274,7 @@ class Session:
         direct = [e for e in self.profile.endpoints if not e.telemetry.startswith("prometheus:")]
         async with aiohttp.ClientSession() as http:
             scraper = PrometheusScraper(direct, http, on_status=on_status)
-            async for sample in scrape_loop(scraper):
+            async for sample in scrape_loop(scraper, stop=self._metrics_stop, final_poll=True):
                 self.emit(sample)
 
 

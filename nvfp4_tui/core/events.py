@@ -319,6 +319,17 @@ class ServerSample:
     e2e_p50_high_s: float | None = None
     e2e_p95_low_s: float | None = None
     e2e_p95_high_s: float | None = None
+    # Where a request's time went inside the server (vLLM's request_queue_time, _prefill_time
+    # and _decode_time histograms), over the requests that finished since the previous poll.
+    queue_count: int | None = None
+    queue_mean_s: float | None = None
+    prefill_count: int | None = None
+    prefill_mean_s: float | None = None
+    decode_count: int | None = None
+    decode_mean_s: float | None = None
+    # Prompt tokens looked up in the prefix cache since the previous poll: the weight of
+    # ``prefix_cache_hit_pct`` when polls are pooled (None where only the old gauge is served).
+    prefix_cache_queries: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

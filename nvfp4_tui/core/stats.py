@@ -145,6 +145,13 @@ class StatsSummary:
         return half_width(self.ci95_low, self.ci95_high)
 
 
+def counter_increase(now: float | None, before: float | None) -> float | None:
+    """How much a counter grew; a counter that went down was reset, so all of ``now`` is new."""
+    if now is None or before is None:
+        return None
+    return now if now < before else now - before
+
+
 def half_width(low: float | None, high: float | None) -> float | None:
     """Half an interval's width (the ± of a mean); None when either end is unknown."""
     if low is None or high is None:

@@ -12,7 +12,15 @@ from nvfp4_tui.bench.session import Session, SessionResult
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.core import exit_codes
-from nvfp4_tui.core.events import EndpointStatus, Event, PhaseFinished, PhasePlan, RunStarted
+from nvfp4_tui.core.events import (
+    EndpointStatus,
+    Event,
+    PhaseFinished,
+    PhasePlan,
+    RequestFinished,
+    RunStarted,
+)
+from nvfp4_tui.core.figures.errors import PhaseErrors
 from nvfp4_tui.core.figures.leaderboard import STEADY_SHARE
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import Load, run_plans
@@ -28,6 +36,7 @@ class PhasePrinter:
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream  # None: whatever sys.stdout is when a line is printed
         self._plans: dict[tuple[str, int], PhasePlan] = {}  # a phase's rate is only in its plan
+        self._errors = PhaseErrors()
 
     @property
     def stream(self) -> TextIO:
@@ -36,6 +45,8 @@ class PhasePrinter:
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self._plans = run_plans(event)
+        if isinstance(event, RequestFinished):
+            self._errors.add(event)
         if isinstance(event, EndpointStatus) and event.status in ("down", "error"):
             # The reason can quote a server (its model list): no escape reaches the terminal.
             reason = outside_line(event.message)
@@ -54,6 +65,8 @@ class PhasePrinter:
         )
         doubt = describe_timing_doubt(event)
         late = f"  {doubt}" if doubt else ""
+        common = self._errors.most_frequent(event.endpoint_id, event.phase_index)
+        said = f"  most frequent error (×{common[1]}): {common[0]}" if common else ""
         full = ""
         if event.full_load_s is not None and event.wall_s > 0:
             share = event.full_load_s / event.wall_s
@@ -64,7 +77,7 @@ class PhasePrinter:
         print(
             f"{endpoint_id:<16} {suite:<10} {load.label:<9} "
             f"{event.requests:>4} req {event.errors:>3} err "
-            f"{throughput or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s{full}{held}{late}",
+            f"{throughput or 0:>8.1f} tok/s aggregate  {event.wall_s:>6.1f} s{full}{held}{late}{said}",
             file=self.stream,
             flush=True,
         )
@@ -88,6 +101,7 @@ async def _run_session(session: Session, panes: PaneJsonLines | None = None) -> 
             loop.remove_signal_handler(sig)
     if panes is not None:
         panes.print_now(unless_printed=True)  # the final figures, once every phase is over
+        panes.print_server_view()
     return result
 
 

@@ -51,6 +51,11 @@ from nvfp4_tui.core.figures.comparison import (
 from nvfp4_tui.core.figures.scores import HEURISTIC, SCORE_LABELS, VERIFIED
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import Load
+from nvfp4_tui.output.compare_server_view import (
+    server_view_json,
+    server_view_pairs,
+    server_view_table,
+)
 from nvfp4_tui.output.report import (
     endpoints_of,
     plan_rates,
@@ -384,6 +389,7 @@ def compare_snapshots(
         levels=_levels(pairs, board_a, board_b, label_of),
         vram=_vram(a, b, (*endpoints_a, *endpoints_b)),
         configuration_changes=tuple(config_differences(a.manifest, b.manifest)),
+        server_view=server_view_pairs(a, b, pairs),
     )
 
 
@@ -495,6 +501,8 @@ def render_comparison(comparison: Comparison, fmt: str = "text") -> str:
                 markdown=markdown,
             )
         )
+    if (server_view := server_view_table(comparison.server_view, markdown=markdown)) is not None:
+        parts.append(server_view)
     parts.append("\n".join(line(note) for note in _notes(comparison)))
     return "\n\n".join(parts)
 
@@ -608,4 +616,5 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
             }
             for v in c.vram
         ],
+        "server_view": server_view_json(c.server_view),
     }

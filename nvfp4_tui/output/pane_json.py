@@ -2,6 +2,9 @@
 
 The objects are ``figures.pane.PaneFigures.json``: the same figures the monitor's panes format,
 folded from the same events, so a script checking the big number checks what a person sees.
+When the run is over, one object per endpoint and level with the server's own view beside the
+client's (``figures.server_view``, ``"kind": "server"``) follows, as ``report --format json``
+has them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TextIO
 from nvfp4_tui.core.events import Event
 from nvfp4_tui.core.figures.pane import pane_figures
 from nvfp4_tui.core.figures.scores import shown_score
+from nvfp4_tui.core.figures.server_view import ServerViewFold
 from nvfp4_tui.core.state import FleetState
 
 JSON_INTERVAL_S = 1.0
@@ -29,6 +33,7 @@ class PaneJsonLines:
         self, stream: TextIO | None = None, clock: Callable[[], float] = time.time
     ) -> None:
         self.state = FleetState()
+        self.server_view = ServerViewFold()
         self._stream = stream  # None: whatever sys.stdout is when a line is printed
         self._clock = clock
         self._reader_gone = False
@@ -36,6 +41,7 @@ class PaneJsonLines:
 
     def __call__(self, event: Event) -> None:
         self.state.apply(event)
+        self.server_view.apply(event)
 
     def print_now(self, *, unless_printed: bool = False) -> None:
         """Print every pane's line; with ``unless_printed``, not when the last lines already
@@ -50,6 +56,16 @@ class PaneJsonLines:
             json.dumps(pane_figures(endpoint, now, score).json(state.elapsed_s(now)))
             for endpoint in state.endpoints.values()
         ]
+        self._print(lines)
+
+    def print_server_view(self) -> None:
+        """The server's view per endpoint and level, once the run is over (none when no
+        endpoint served metrics)."""
+        self._print([json.dumps(row.json()) for row in self.server_view.rows()])
+
+    def _print(self, lines: list[str]) -> None:
+        if self._reader_gone:
+            return
         stream = self._stream or sys.stdout
         try:
             for line in lines:

@@ -39,6 +39,7 @@ from nvfp4_tui.core.figures.leaderboard import (
     PhaseFacts,
 )
 from nvfp4_tui.core.figures.scores import SCORE_NAMES, score_label
+from nvfp4_tui.core.figures.server_view import ServerViewRow
 from nvfp4_tui.core.gpu_track import GpuKeys
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import (
@@ -50,6 +51,8 @@ from nvfp4_tui.core.slo import (
     run_plans,
 )
 from nvfp4_tui.core.timing_doubt import timing_doubt
+from nvfp4_tui.output.error_table import error_rows, error_table
+from nvfp4_tui.output.server_view import server_view_rows, server_view_table
 from nvfp4_tui.output.tables import format_table, table_cells
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 
@@ -615,6 +618,13 @@ def doubt_table(events: Sequence[Event], endpoints: Sequence[EndpointInfo]) -> T
     )
 
 
+def snapshot_server_view(snapshot: Snapshot) -> list[ServerViewRow]:
+    """The server's view per endpoint and level (none when no endpoint served metrics)."""
+    events = snapshot.report_events()
+    requests = with_rates(snapshot.requests(), plan_rates(events))
+    return server_view_rows(events, requests, snapshot.server())
+
+
 def snapshot_board(snapshot: Snapshot) -> Board:
     return board_of(snapshot.requests(), snapshot.report_events())
 
@@ -631,6 +641,11 @@ def report_tables(
     doubts = doubt_table(events, board.endpoints)
     if doubts is not None:
         tables.append(doubts)
+    if errors := error_rows(snapshot.requests(), board.endpoints):
+        tables.append(error_table(errors, board.endpoints))
+    server_view = snapshot_server_view(snapshot)
+    if server_view:
+        tables.append(server_view_table(server_view, board.endpoints))
     capacity = capacity_rows(events)
     if capacity:
         tables.append(capacity_table(capacity, board.endpoints))
@@ -673,7 +688,10 @@ def render_snapshot(
     if fmt == "json":
         board = snapshot_board(snapshot)
         rows = [*leaderboard_json(board, score_name), *benchmark_json(board)]
-        return json.dumps([*rows, *load_json_rows(snapshot.report_events())], indent=1)
+        rows += load_json_rows(snapshot.report_events())
+        rows += [row.json() for row in error_rows(snapshot.requests(), board.endpoints)]
+        rows += [row.json() for row in snapshot_server_view(snapshot)]
+        return json.dumps(rows, indent=1)
     markdown = fmt == "markdown"
     parts = [] if not snapshot.warnings else [read_in_part_note(snapshot)]
     parts += [

@@ -29,6 +29,7 @@ from nvfp4_tui.core.figures.recommendation import FleetRecommendation, fleet_rec
 from nvfp4_tui.core.figures.scores import HEURISTIC, JUDGE, VERIFIED, score_label
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import capacity_rows
+from nvfp4_tui.output.error_table import error_rows, error_table
 from nvfp4_tui.output.figures.files import image_renderer, write_figures
 from nvfp4_tui.output.figures.inputs import figure_inputs
 from nvfp4_tui.output.report import (
@@ -40,10 +41,12 @@ from nvfp4_tui.output.report import (
     quality_summary,
     requests_summary,
     route_summary,
+    snapshot_server_view,
     speed_summary,
     throughput_summary,
     vram_table,
 )
+from nvfp4_tui.output.server_view import server_view_table
 from nvfp4_tui.output.tables import format_table, markdown_line
 from nvfp4_tui.store.reader import Snapshot
 
@@ -95,6 +98,9 @@ METHOD_NOTES = (
     "sum of per-request rates, which the seed's script reported as total_throughput).",
     "Concurrency N = N requests held in flight per endpoint (closed loop). The seed's script "
     "launched every prompt × N at once, so an imported level says what it really held.",
+    "Server view: what the server's own /metrics (vLLM's) said over each level's window, "
+    "beside the client's means: exact means from its histograms' _sum and _count deltas, "
+    "gauges (KV cache, running, waiting) from the polls inside the window.",
     "Means carry 95% intervals: Wilson for quality scores (they live in [0, 1]), Student's t "
     "for speeds; n is the number of answers or requests behind each.",
 )
@@ -242,6 +248,9 @@ def build_writeup(snapshot: Snapshot, score_name: str | None = None) -> Writeup:
         throughput.append(TableBlock(capacity_table(capacity, board.endpoints)))
     throughput += _figure_blocks(figures, "throughput_vs_load")
     sections.append(Section("Throughput", tuple(throughput)))
+    if server_view := snapshot_server_view(snapshot):
+        table = server_view_table(server_view, board.endpoints)
+        sections.append(Section("Server view", (TableBlock(table),)))
     if (vram := vram_table(snapshot.gpu(), board.endpoints)) is not None:
         sections.append(Section("VRAM", (TableBlock(vram), *_figure_blocks(figures, "vram"))))
     rec = fleet_recommendation(board, score)
@@ -252,6 +261,8 @@ def build_writeup(snapshot: Snapshot, score_name: str | None = None) -> Writeup:
         )
     )
     flags: list[Block] = [TableBlock(requests_summary(board))]
+    if errors := error_rows(snapshot.requests(), board.endpoints):
+        flags.append(TableBlock(error_table(errors, board.endpoints)))
     if (doubts := doubt_table(events, board.endpoints)) is not None:
         flags.append(TableBlock(doubts))
     sections.append(Section("Requests and flags", tuple(flags)))

@@ -106,6 +106,15 @@ class SimMetrics:
             "vllm:e2e_request_latency_seconds", "End-to-end request latency.", _LABEL,
             buckets=E2E_BUCKETS_S, registry=r,
         ).labels(model)  # fmt: skip
+        # Where a finished request's time went, as vLLM splits it (same buckets as E2E there).
+        self.queue_s, self.prefill_s, self.decode_s = (
+            Histogram(name, doc, _LABEL, buckets=E2E_BUCKETS_S, registry=r).labels(model)
+            for name, doc in (
+                ("vllm:request_queue_time_seconds", "Time waiting for a slot."),
+                ("vllm:request_prefill_time_seconds", "From a slot to the first token."),
+                ("vllm:request_decode_time_seconds", "From the first token to the last."),
+            )
+        )
         r.register(_LoadCollector(model, load, settings or ServerSettings()))
 
     def render(self) -> bytes:

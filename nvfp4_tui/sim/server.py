@@ -426,18 +426,19 @@ class SimEndpoint:
         scale = self.time_scale
         pieces = job.answer.pieces
         concurrency, queued = await self.load.admit()
+        admitted = loop.time()
         held_kv = job.prompt_tokens
         self.load.kv_tokens += job.prompt_tokens
         served = False
         try:
             # TTFT counts from arrival (parsing and writing the answer included, as in vLLM);
             # a request that queued for a slot starts its prefill when it gets one.
-            start = loop.time() if queued else job.arrived
+            start = admitted if queued else job.arrived
             deadline = start + expected_ttft_s(self.spec, job.prompt_tokens, concurrency) / scale
             first_interval = token_interval_s(self.spec, concurrency, self.load.kv_tokens)
             deadline += (pieces[0].tokens - 1) * first_interval / scale
             drip_s = self.faults.drip_s / scale
-            last_emit = job.arrived
+            last_emit = first_emit = job.arrived
             for index, piece in enumerate(pieces):
                 if index > 0:
                     interval = token_interval_s(self.spec, self.load.running, self.load.kv_tokens)
@@ -457,10 +458,15 @@ class SimEndpoint:
                     # Counted even when the consumer stops here (an injected reset or cutoff).
                     held_kv += piece.tokens
                     self._emitted(job, index, piece, now - last_emit)
+                if index == 0:
+                    first_emit = now
                 last_emit = now
             served = True
             self.load.served += 1
             self.metrics.e2e_s.observe(loop.time() - job.arrived)
+            self.metrics.queue_s.observe(admitted - job.arrived)
+            self.metrics.prefill_s.observe(first_emit - admitted)
+            self.metrics.decode_s.observe(last_emit - first_emit)
             self.load.finished[job.answer.finish_reason] += 1
         finally:
             if not served:

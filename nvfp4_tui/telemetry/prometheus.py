@@ -35,6 +35,7 @@ from nvfp4_tui.config.keys import api_key as read_key
 from nvfp4_tui.config.profile import Endpoint
 from nvfp4_tui.core.events import ServerSample
 from nvfp4_tui.core.outside_text import outside_line
+from nvfp4_tui.core.stats import counter_increase
 
 # A vLLM /metrics body is tens of kB and a DCGM exporter's a few hundred; past this, something
 # other than a metrics endpoint is answering and its body is not worth the memory.
@@ -45,6 +46,9 @@ KV_CACHE_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
 ITL_HISTOGRAM = ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds")
 TTFT_HISTOGRAM = ("vllm:time_to_first_token_seconds",)
 E2E_HISTOGRAM = ("vllm:e2e_request_latency_seconds",)
+QUEUE_HISTOGRAM = ("vllm:request_queue_time_seconds",)
+PREFILL_HISTOGRAM = ("vllm:request_prefill_time_seconds",)
+DECODE_HISTOGRAM = ("vllm:request_decode_time_seconds",)
 PREFIX_HITS = "vllm:prefix_cache_hits_total"
 PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
 OLD_PREFIX_HIT_RATE = "vllm:gpu_prefix_cache_hit_rate"
@@ -126,13 +130,6 @@ def info_labels(text: str, name: str) -> dict[str, str] | None:
     except (ValueError, IndexError, TypeError) as exc:
         raise NotPrometheusText(f"not Prometheus text: {exc}") from None
     return None
-
-
-def counter_increase(now: float | None, before: float | None) -> float | None:
-    """How much a counter grew; a counter that went down was reset, so all of ``now`` is new."""
-    if now is None or before is None:
-        return None
-    return now if now < before else now - before
 
 
 def bucket_increase(now: Buckets, before: Buckets) -> Buckets | None:
@@ -225,17 +222,21 @@ def _rate(
     return None if increase is None else increase / dt_s
 
 
-def _prefix_hit_pct(now: MetricsSnapshot, before: MetricsSnapshot | None) -> float | None:
+def _prefix_hits(
+    now: MetricsSnapshot, before: MetricsSnapshot | None
+) -> tuple[float | None, float | None]:
+    """The prefix cache's hit rate (%) since ``before`` and the prompt tokens it looked up (its
+    weight), or the old hit-rate gauge with no weight."""
     if PREFIX_QUERIES in now.sums:
         if before is None:
-            return None
+            return None, None
         queries = counter_increase(now.total(PREFIX_QUERIES), before.total(PREFIX_QUERIES))
         hits = counter_increase(now.total(PREFIX_HITS), before.total(PREFIX_HITS))
         if not queries or hits is None:
-            return None
-        return 100.0 * hits / queries
+            return None, queries
+        return 100.0 * hits / queries, queries
     old = now.mean(OLD_PREFIX_HIT_RATE)
-    return None if old is None else 100.0 * old
+    return (None if old is None else 100.0 * old), None
 
 
 def server_sample(
@@ -252,6 +253,10 @@ def server_sample(
     ttft = latency_interval(TTFT_HISTOGRAM, now, before)
     itl = latency_interval(ITL_HISTOGRAM, now, before)
     e2e = latency_interval(E2E_HISTOGRAM, now, before)
+    queue = latency_interval(QUEUE_HISTOGRAM, now, before)
+    prefill = latency_interval(PREFILL_HISTOGRAM, now, before)
+    decode = latency_interval(DECODE_HISTOGRAM, now, before)
+    prefix_hit_pct, prefix_queries = _prefix_hits(now, before)
     return ServerSample(
         t=t,
         endpoint_id=endpoint_id,
@@ -259,7 +264,7 @@ def server_sample(
         requests_waiting=now.total("vllm:num_requests_waiting"),
         kv_cache_pct=None if kv_usage is None else 100.0 * kv_usage,
         preemptions_total=now.total("vllm:num_preemptions_total"),
-        prefix_cache_hit_pct=_prefix_hit_pct(now, before),
+        prefix_cache_hit_pct=prefix_hit_pct,
         prompt_tps=_rate("vllm:prompt_tokens_total", now, before, dt_s),
         generation_tps=_rate("vllm:generation_tokens_total", now, before, dt_s),
         ttft_count=ttft.count,
@@ -280,6 +285,13 @@ def server_sample(
         e2e_p50_high_s=e2e.p50_high_s,
         e2e_p95_low_s=e2e.p95_low_s,
         e2e_p95_high_s=e2e.p95_high_s,
+        queue_count=queue.count,
+        queue_mean_s=queue.mean_s,
+        prefill_count=prefill.count,
+        prefill_mean_s=prefill.mean_s,
+        decode_count=decode.count,
+        decode_mean_s=decode.mean_s,
+        prefix_cache_queries=prefix_queries,
     )
 
 
@@ -450,9 +462,12 @@ async def scrape_loop(
     *,
     interval_s: float = 1.0,
     stop: asyncio.Event | None = None,
+    final_poll: bool = False,
 ) -> AsyncIterator[ServerSample]:
     """Yield ServerSample events, polling every ``interval_s`` on a fixed schedule (a slow poll
-    skips the ticks it overran) until ``stop`` is set or the consumer stops iterating."""
+    skips the ticks it overran) until ``stop`` is set or the consumer stops iterating; with
+    ``final_poll``, once more when ``stop`` is set, so that what the servers observed since
+    the last tick (a run's last requests) is not lost."""
     stop = stop or asyncio.Event()
     next_tick = time.monotonic()
     while not stop.is_set():
@@ -464,3 +479,6 @@ async def scrape_loop(
             next_tick += interval_s * math.ceil((now - next_tick) / interval_s)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=max(0.0, next_tick - now))
+    if final_poll:
+        for sample in await scraper.scrape_once():
+            yield sample

@@ -293,7 +293,7 @@ def test_two_simulated_runs_compare_on_decode_speed_and_throughput_per_level(
     body = json.loads(out)
     assert set(body) == {
         "run_a", "run_b", "alpha", "tests", "effect_size", "speed", "metrics", "missing",
-        "configuration_changes", "only_a", "only_b", "cells", "levels", "vram",
+        "configuration_changes", "only_a", "only_b", "cells", "levels", "vram", "server_view",
     }  # fmt: skip
     assert (body["speed"], body["effect_size"]) == ("decode_tps", "cliffs_delta")
     cell = body["cells"][0]

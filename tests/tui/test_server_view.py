@@ -227,3 +227,23 @@ async def test_a_wide_detail_screen_spells_the_footnote_out() -> None:
         await pilot.pause()
         short = Content.from_markup(str(ttft.border_subtitle)).plain
         assert short.startswith(f"mean {match[1]} · {match[2]} (p50 "), short
+
+
+async def test_detail_shows_the_latest_errors_message() -> None:
+    from nvfp4_tui.tui.widgets.fit_line import FitLine
+    from tests.support.sample_events import TOOL_ERROR
+
+    app, source = sample_app()
+    async with app.run_test(size=(160, 36)) as pilot:
+        await settle(pilot, source)
+        app.open_detail("moe_huihui")  # its tool calls fail with the server's HTTP 400
+        await pilot.pause()
+        line = app.screen.query_one("#detail-error", FitLine)
+        assert line.display
+        text = line.render().plain
+        assert "latest error" in text and "http_4xx" in text and TOOL_ERROR[:60] in text
+        app.screen.dismiss()
+        await pilot.pause()
+        app.open_detail("moe_qwen36")  # no error: no line
+        await pilot.pause()
+        assert not app.screen.query_one("#detail-error", FitLine).display

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nvfp4_tui.core.figures.scores import SCORE_LABELS, VERIFIED
+from nvfp4_tui.core.figures.server_view import ServerViewPair
 from nvfp4_tui.core.slo import Load
 
 EFFECT_SIZE = "Cliff's delta"
@@ -161,6 +162,7 @@ class Comparison:
     vram: tuple[VramChange, ...] = ()
     # What the runs measured differs before any figure does (provenance.config_differences).
     configuration_changes: tuple[str, ...] = ()
+    server_view: tuple[ServerViewPair, ...] = ()  # the servers' own figures, per level
 
     @property
     def significant(self) -> tuple[tuple[CellComparison, MetricChange], ...]:

@@ -17,14 +17,19 @@ Z95 = 1.959963984540054
 
 
 def wilson_95(mean: float, n: int) -> tuple[float, float] | None:
-    """The 95% Wilson score interval of a [0, 1] mean over ``n`` samples; None when n is 0."""
+    """The 95% Wilson score interval of a [0, 1] mean over ``n`` samples; None when n is 0.
+
+    The interval always holds the mean (clamped to [0, 1]): in exact arithmetic it does, but
+    rounding puts 0 of 3's lower bound at 5.6e-17, above its mean, and a drawn error bar
+    below the mean would then be negative.
+    """
     if n < 1:
         return None
     p = min(1.0, max(0.0, mean))
     z2 = Z95 * Z95
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))
 
 
 def score_summary(stats: RunningStats) -> StatsSummary:

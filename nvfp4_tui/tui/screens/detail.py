@@ -18,9 +18,10 @@ from textual.widgets import Collapsible, Static
 from textual_plotext.plot import Plot
 
 from nvfp4_tui.core.endpoint_state import EndpointState
+from nvfp4_tui.core.figures.errors import shown_error_message
 from nvfp4_tui.core.figures.scores import SCORE_LABELS
 from nvfp4_tui.core.plain_text import plain_text, widget_id
-from nvfp4_tui.core.readouts import AnswerText
+from nvfp4_tui.core.readouts import AnswerText, ErrorInfo
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import cell_styles
@@ -112,9 +113,13 @@ class DetailScreen(StateScreen):
         self._rows_key: tuple[object, ...] | None = None
         self._answer: AnswerText | None = None
         self._head: Content | None = None
+        self._error: ErrorInfo | None = None
 
     def compose(self) -> ComposeResult:
         yield FitLine(id="detail-head")
+        error = FitLine(id="detail-error")
+        error.display = False  # until a request fails
+        yield error
         # Top row over the run (s): the client's speed, then the server's view beside it.
         with Grid(id="charts"):
             yield Chart("decode tok/s per stream, over time", id="chart-decode")
@@ -164,6 +169,7 @@ class DetailScreen(StateScreen):
         if endpoint is None:
             return
         self._show_head(endpoint)
+        self._show_error(endpoint, state)
         self._show_requests(endpoint, state)
         self._show_answer(endpoint)
         gpu_samples = endpoint.gpu.samples if endpoint.gpu else 0
@@ -201,6 +207,29 @@ class DetailScreen(StateScreen):
         if head != self._head:
             self._head = head
             self.query_one("#detail-head", FitLine).show(head)
+
+    def _show_error(self, endpoint: EndpointState, state: FleetState) -> None:
+        """The latest failed request's kind and the message its server sent."""
+        error = endpoint.last_error
+        if error is self._error:
+            return
+        self._error = error
+        line = self.query_one("#detail-error", FitLine)
+        line.display = error is not None
+        if error is None:
+            return
+        line.show(
+            Content.assemble(
+                ("latest error ", "$text-muted"),
+                units.clock(error.t - (state.started_t or 0.0)),
+                "  ",
+                (error.kind or "error", "bold $error"),
+                "  ",
+                (f"{plain_text(error.suite)}/{plain_text(error.prompt_id)}", "$text-muted"),
+                "  ",
+                shown_error_message(error.message),
+            )
+        )
 
     def _show_requests(self, endpoint: EndpointState, state: FleetState) -> None:
         rows = list(endpoint.recent_requests)[-TABLE_ROWS:]
