@@ -167,6 +167,15 @@ def cell_totals(frame: pl.DataFrame) -> list[CellTotals]:
         suspect.sum().alias("suspect"),
         pl.col("ttft_s").filter(timed & pl.col("ttft_s").is_finite()).alias("ttft_s"),
     ]
+    # A decode rate's own span (timings.decode_span): the seconds from first chunk to end.
+    rate = pl.col("decode_tps").cast(pl.Float64)
+    decoding = timed & rate.is_finite() & (pl.col("e2e_s") > pl.col("ttft_s"))
+    span = (pl.col("e2e_s") - pl.col("ttft_s")).filter(decoding)
+    aggregates += [
+        rate.filter(decoding).alias("decode_tps_values"),
+        (rate.filter(decoding) * span).sum().alias("decode_tokens"),
+        span.sum().alias("decode_s"),
+    ]
     for name in SCORE_NAMES:
         aggregates += _moments(name, kept)
         scored = kept & pl.col(name).is_finite()
@@ -193,6 +202,9 @@ def cell_totals(frame: pl.DataFrame) -> list[CellTotals]:
             e2e_tps=_moments_of(row, "e2e_tps"),
             tokens_out=_moments_of(row, "tokens_out"),
             ttft_s=row["ttft_s"],
+            decode_tps_values=row["decode_tps_values"],
+            decode_tokens=row["decode_tokens"] or 0.0,
+            decode_s=row["decode_s"] or 0.0,
         )
         for row in grouped.iter_rows(named=True)
     ]

@@ -50,7 +50,7 @@ def test_fresh_then_stale_telemetry() -> None:
     assert fresh.gpu.freshness == "ok" and fresh.server.freshness == "ok"
     assert fresh.vram == VramLine(92316, 97887, "ok")
     assert _gpu(fresh.gpu)[0].plain == "GPU util  97%   412 W   68 °C"
-    assert _server(fresh.server)[0].plain == "KV cache  1.5%   queue 2"
+    assert _server(fresh.server)[0].plain == "KV cache  1.5%  running —  waiting 2"
     stale = pane_readout(state.endpoints["e"], T0 + 60)
     assert stale.gpu.freshness == "stale" and stale.server.freshness == "stale"
     assert stale.vram.freshness == "stale"
