@@ -33,7 +33,7 @@ from nvfp4_tui.core.figures.leaderboard import (
     RequestFacts,
 )
 from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, SCORE_NAMES
-from nvfp4_tui.core.figures.timings import RequestTimings, decode_span
+from nvfp4_tui.core.figures.timings import RequestTimings, decode_span, is_outlier
 from nvfp4_tui.core.gpu_track import TELEMETRY_STALE_S, GpuTrack
 from nvfp4_tui.core.phase_track import PhaseTrack
 from nvfp4_tui.core.readouts import (
@@ -202,6 +202,12 @@ class EndpointState:
     def level_timings(self, load: Load) -> RequestTimings | None:
         """The timed requests at one load level, every suite together."""
         return self.figures.level_timings(self.id, load)
+
+    def decode_outlier(self, row: RequestRow) -> bool:
+        """Whether a request decoded more than ``timings.OUTLIER_FACTOR`` times faster than its
+        level's median request: a burst, not a decode speed."""
+        timings = self.level_timings(Load.of(row.concurrency, self._rate_of(row.phase_index)))
+        return timings is not None and is_outlier(row.decode_tps, timings.decode().p50_tps)
 
     def quality_stats(self, suite: str, score_name: str = DEFAULT_SCORE) -> StatsSummary:
         """The running quality on one suite, every load level together."""

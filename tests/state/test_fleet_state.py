@@ -565,3 +565,14 @@ def test_last_t_is_the_latest_moment_any_event_speaks_of(fleet: FleetState) -> N
     assert fleet.last_t == T0 + 7
     fleet.apply(GpuSample(T0 + 8, 0))
     assert fleet.last_t == T0 + 8
+
+
+def test_a_request_ten_times_its_level_s_median_is_marked_a_burst(fleet: FleetState) -> None:
+    start(fleet, "a", 0)
+    for i, rate in enumerate((114.0, 4722.0, 143.0)):
+        fleet.apply(request("a", request_index=i, decode_tps=rate))
+    fleet.apply(request("a", request_index=9, concurrency=4, decode_tps=1000.0))
+    a = fleet.endpoints["a"]
+    marked = {row.request_index: a.decode_outlier(row) for row in a.recent_requests}
+    # 4722 is 33x the c=1 median (143); 1000 at c=4 is that level's own median.
+    assert marked == {0: False, 1: True, 2: False, 9: False}
