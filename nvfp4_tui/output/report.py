@@ -169,8 +169,9 @@ def cell_totals(frame: pl.DataFrame) -> list[CellTotals]:
     ]
     # A decode rate's own span (timings.decode_span): the seconds from first chunk to end.
     rate = pl.col("decode_tps").cast(pl.Float64)
-    decoding = timed & rate.is_finite() & (pl.col("e2e_s") > pl.col("ttft_s"))
-    span = (pl.col("e2e_s") - pl.col("ttft_s")).filter(decoding)
+    e2e, ttft = pl.col("e2e_s").cast(pl.Float64), pl.col("ttft_s").cast(pl.Float64)
+    decoding = timed & rate.is_finite() & e2e.is_finite() & ttft.is_finite() & (e2e > ttft)
+    span = (e2e - ttft).filter(decoding)
     aggregates += [
         rate.filter(decoding).alias("decode_tps_values"),
         (rate.filter(decoding) * span).sum().alias("decode_tokens"),

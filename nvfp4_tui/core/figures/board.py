@@ -246,7 +246,7 @@ def pareto_points(
     raw: list[tuple[str, float, float]] = []
     for eid in board.endpoint_ids:
         rows = board.at_base(eid).values()
-        tps = speed_of(rows, speed)
+        tps = pooled_mean(getattr(r, speed) for r in rows)
         quality = pooled_mean(
             r.score(score_name) for r in rows if r.suite not in board.benchmark_suites
         )
