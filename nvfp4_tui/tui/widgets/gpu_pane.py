@@ -250,6 +250,7 @@ def _decode_words(figures: PaneFigures) -> tuple[str, ...]:
             " · ".join([short, *p50[1:], *rest]),
             " · ".join([short, *rest]),
             head,
+            short,
         )
     level = f" {figures.level.label}" if figures.level is not None else ""
     if figures.decode_kind == "none" and figures.level is not None:
@@ -497,7 +498,8 @@ def _timing(r: TimingLine) -> tuple[Content, ...]:
         return (
             Content.assemble(("TTFT p50" + level + " ", "$text-muted"), ttft.strip(), *rest),
             Content.assemble(("TTFT" + level + " ", "$text-muted"), ttft.strip(), *rest),
-            Content.assemble(("TTFT p50" + level + " ", "$text-muted"), ttft),
+            Content.assemble(("TTFT p50" + level + " ", "$text-muted"), ttft.strip()),
+            Content.assemble(("TTFT" + level + " ", "$text-muted"), ttft.strip()),
         )
     in_flight = units.DASH if r.in_flight is None else str(r.in_flight)
     target = units.DASH if r.target is None else str(r.target)
@@ -563,7 +565,7 @@ def _gpu(r: GpuLine) -> tuple[Content, ...]:
             parts += [(gap, ""), ("before done", "$warning")]
         wordings.append(Content.assemble(*parts))
     if before_done:  # rather no numbers than busy ones beside a "done"
-        wordings.append(Content.styled("GPU —  no sample since done", "$text-muted"))
+        wordings.append(Content.styled("GPU — none since done", "$text-muted"))
     return tuple(wordings)
 
 
