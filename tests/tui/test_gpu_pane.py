@@ -166,7 +166,7 @@ def test_a_done_pane_shows_the_run_s_server_peaks_and_no_busy_gpu() -> None:
     assert _server(readout.server)[0].plain == "peak KV cache 34.1%  running 4  waiting 2"
     # The card's last sample was taken while the endpoint ran: it is not shown as its state.
     assert readout.gpu.freshness == "before_done"
-    assert "before done" in _gpu(readout.gpu)[0].plain
+    assert _gpu(readout.gpu)[0].plain == "GPU —  no sample since done"
     state.apply(GpuSample(T0 + 14.5, 0, util_gpu_pct=0, power_w=40, temperature_c=60))
     idle = pane_readout(state.endpoints["e"], T0 + 15)
     assert idle.gpu.freshness == "ok" and _gpu(idle.gpu)[0].plain.startswith("GPU util   0%")

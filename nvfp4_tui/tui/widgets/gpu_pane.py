@@ -546,9 +546,13 @@ def _slo(r: SloLine) -> tuple[Content, ...]:
 def _gpu(r: GpuLine) -> tuple[Content, ...]:
     if r.freshness == "none":
         return (Content.styled("GPU —  no telemetry", "$text-muted"),)
+    if r.freshness == "before_done":  # rather no numbers than busy ones beside a "done"
+        return (
+            Content.styled("GPU —  no sample since done", "$text-muted"),
+            Content.styled("GPU — none since done", "$text-muted"),
+        )
     stale = r.freshness == "stale"
-    before_done = r.freshness == "before_done"
-    value_style = "$text-muted" if stale or before_done else ""
+    value_style = "$text-muted" if stale else ""
     values = [
         units.pct(r.util_pct).rjust(4),
         units.watts(r.power_w).rjust(5),
@@ -561,11 +565,7 @@ def _gpu(r: GpuLine) -> tuple[Content, ...]:
             parts += [(gap if index else "", ""), (value, value_style)]
         if stale:
             parts += [(gap, ""), ("STALE", "bold $warning")]
-        if before_done:
-            parts += [(gap, ""), ("before done", "$warning")]
         wordings.append(Content.assemble(*parts))
-    if before_done:  # rather no numbers than busy ones beside a "done"
-        wordings.append(Content.styled("GPU — none since done", "$text-muted"))
     return tuple(wordings)
 
 
