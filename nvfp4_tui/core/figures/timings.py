@@ -32,9 +32,6 @@ class DecodeRate:
     seconds: float  # Σ (e2e − ttft)
 
 
-NO_DECODE = DecodeRate(None, None, 0, 0.0, 0.0)
-
-
 def decode_span(e2e_s: float | None, ttft_s: float | None, decode_tps: float | None) -> float:
     """The seconds a request spent decoding (e2e − ttft), 0 when it has no decode rate: the
     rate's own denominator, so rate × span gives back the tokens it was computed from."""
