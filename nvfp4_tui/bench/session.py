@@ -217,7 +217,7 @@ class Session:
             for task in side_tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-            await asyncio.to_thread(sampler.stop)
+            await asyncio.to_thread(sampler.stop, last_round=True)
             try:
                 await asyncio.to_thread(self.writer.close, status)
             except SnapshotError as error:

@@ -33,6 +33,7 @@ from nvfp4_tui.core.figures.leaderboard import (
     RequestFacts,
 )
 from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, SCORE_NAMES
+from nvfp4_tui.core.figures.timings import RequestTimings, decode_span, is_outlier
 from nvfp4_tui.core.gpu_track import TELEMETRY_STALE_S, GpuTrack
 from nvfp4_tui.core.phase_track import PhaseTrack
 from nvfp4_tui.core.readouts import (
@@ -46,11 +47,10 @@ from nvfp4_tui.core.readouts import (
     TtftPoint,
 )
 from nvfp4_tui.core.slo import Load, LoadTracker
-from nvfp4_tui.core.stats import StatsSummary, finite, percentile
+from nvfp4_tui.core.stats import StatsSummary, finite
 
 RECENT_REQUESTS_LEN = 100
-RECENT_STATS_N = 200  # the "recent" TTFT percentile looks at this many requests
-RECENT_DECODE_N = 20  # decode tok/s shown when nothing streams: mean of the last N requests
+RECENT_DECODE_N = 20  # decode tok/s shown when nothing streams: pooled over the last N requests
 # The live decode rate pools this many seconds of progress: at 144 tok/s, 5 s of one stream is
 # ~700 tokens, so a chunk more or less moves it by well under 1%.
 DECODE_WINDOW_S = 5.0
@@ -100,6 +100,7 @@ class EndpointState:
             else None
         )
         self.current_phase: PhaseRef | None = None
+        self.last_load: Load | None = None  # the load level of the phase running or last run
         self.first_phase_t: float | None = None
         self.requests_ok = 0
         self.requests_incomplete = 0
@@ -113,20 +114,22 @@ class EndpointState:
         # DECODE_WINDOW_S: the live per-stream decode rate is their tokens over their seconds.
         self._decode_window: deque[tuple[float, int, float]] = deque()
         self.decode_history: deque[TpsPoint] = deque(maxlen=HISTORY_LEN)
-        # TTFT of the last requests that did not fail (ok or incomplete): the pane's median.
-        self._ttft_recent_s: deque[float] = deque(maxlen=RECENT_STATS_N)
         # Client TTFT over time, to chart beside the server's own (server_history).
         self.ttft_history: deque[TtftPoint] = deque(maxlen=HISTORY_LEN)
         # E2E of the last requests that did not fail: how long one takes, for the ETA.
         self._e2e_recent_s: deque[float] = deque(maxlen=RECENT_DECODE_N)
-        # (load level, decode tok/s) of the last requests that did not fail.
-        self._decode_recent: deque[tuple[Load, float]] = deque(maxlen=RECENT_DECODE_N)
+        # (load level, decode tokens, decode seconds) of the last requests that did not fail.
+        self._decode_recent: deque[tuple[Load, float, float]] = deque(maxlen=RECENT_DECODE_N)
         self.last_error: ErrorInfo | None = None
         self.last_answer: AnswerText | None = None
         self.recent_requests: deque[RequestRow] = deque(maxlen=RECENT_REQUESTS_LEN)
         self.server_latest: ServerSample | None = None
         self.server_history: deque[ServerPoint] = deque(maxlen=HISTORY_LEN)
         self.server_samples = 0
+        # The run's peaks of the server's gauges: what a finished pane shows, not the last scrape.
+        self.kv_cache_peak_pct: float | None = None
+        self.requests_running_peak: float | None = None
+        self.requests_waiting_peak: float | None = None
         self.version = 0  # bumped by every event applied to this endpoint
 
     @property
@@ -141,6 +144,13 @@ class EndpointState:
         if self._phases and all(p.finished is not None for p in self._phases.values()):
             return "done"
         return self.status_reported or "waiting"
+
+    @property
+    def done_t(self) -> float | None:
+        """When the last phase finished, once the endpoint is done."""
+        if self.status != "done":
+            return None
+        return max((p.finished.t for p in self._phases.values() if p.finished), default=None)
 
     @property
     def requests_done(self) -> int:
@@ -173,8 +183,8 @@ class EndpointState:
         return tokens / stream_s if stream_s >= MIN_DECODE_STREAM_S else None
 
     def decode_tps_now(self, now: float | None = None) -> float | None:
-        """The big number, while a phase runs: the live per-stream rate, else the mean decode
-        tok/s of the last few requests at the phase's load level that did not fail. None
+        """The big number, while a phase runs: the live per-stream rate, else the decode tok/s
+        pooled over the last few requests at the phase's load level that did not fail. None
         between phases and after the last (the pane then shows the figures per level)."""
         phase = self.current_phase
         if phase is None:
@@ -183,13 +193,21 @@ class EndpointState:
         return live if live is not None else self.recent_decode_tps(phase.load)
 
     def recent_decode_tps(self, load: Load | None = None) -> float | None:
-        """The mean decode tok/s of the last requests (at ``load``) that did not fail."""
-        recent = [tps for level, tps in self._decode_recent if load is None or level == load]
-        return sum(recent) / len(recent) if recent else None
+        """The decode tok/s pooled over the last requests (at ``load``) that did not fail: their
+        tokens after the first chunk over their seconds decoding (``figures.timings``)."""
+        recent = [(t, s) for level, t, s in self._decode_recent if load is None or level == load]
+        seconds = math.fsum(s for _, s in recent)
+        return math.fsum(t for t, _ in recent) / seconds if seconds > 0 else None
 
-    @property
-    def ttft_p50_recent_s(self) -> float | None:
-        return percentile(self._ttft_recent_s, 50)
+    def level_timings(self, load: Load) -> RequestTimings | None:
+        """The timed requests at one load level, every suite together."""
+        return self.figures.level_timings(self.id, load)
+
+    def decode_outlier(self, row: RequestRow) -> bool:
+        """Whether a request decoded more than ``timings.OUTLIER_FACTOR`` times faster than its
+        level's median request: a burst, not a decode speed."""
+        timings = self.level_timings(Load.of(row.concurrency, self._rate_of(row.phase_index)))
+        return timings is not None and is_outlier(row.decode_tps, timings.decode().p50_tps)
 
     def quality_stats(self, suite: str, score_name: str = DEFAULT_SCORE) -> StatsSummary:
         """The running quality on one suite, every load level together."""
@@ -289,6 +307,7 @@ class EndpointState:
         self.current_phase = PhaseRef(
             event.suite, event.concurrency, event.phase_index, event.t, phase.rate_rps
         )
+        self.last_load = self.current_phase.load
         self._end_transient(in_flight=None)
 
     def _on_phase_finished(self, event: PhaseFinished) -> None:
@@ -337,6 +356,9 @@ class EndpointState:
         self.server_samples += 1
         if self.server_latest is None or event.t >= self.server_latest.t:
             self.server_latest = event
+        self.kv_cache_peak_pct = _peak(self.kv_cache_peak_pct, event.kv_cache_pct)
+        self.requests_running_peak = _peak(self.requests_running_peak, event.requests_running)
+        self.requests_waiting_peak = _peak(self.requests_waiting_peak, event.requests_waiting)
         self.server_history.append(
             ServerPoint(
                 event.t,
@@ -441,11 +463,17 @@ class EndpointState:
             self._e2e_recent_s.append(e2e_s)
         ttft_s = finite(event.ttft_s)
         if ttft_s is not None:
-            self._ttft_recent_s.append(ttft_s)
             self.ttft_history.append(TtftPoint(event.t + ttft_s, ttft_s))
         decode_tps = finite(event.decode_tps)
         if decode_tps is not None:
-            self._decode_recent.append(
-                (Load.of(event.concurrency, self._rate_of(event.phase_index)), decode_tps)
-            )
+            span = decode_span(event.e2e_s, event.ttft_s, decode_tps)
+            load = Load.of(event.concurrency, self._rate_of(event.phase_index))
+            self._decode_recent.append((load, decode_tps * span, span))
             self.decode_history.append(TpsPoint(end_t, decode_tps))
+
+
+def _peak(peak: float | None, value: float | None) -> float | None:
+    value = finite(value)
+    if value is None:
+        return peak
+    return value if peak is None else max(peak, value)

@@ -4,6 +4,9 @@ Utilization is the share of the last sampling window in which any request ran (a
 reports it), scaled by how full the batch was. Power moves toward a load-dependent target within
 about a second; temperature follows power with a time constant of half a minute, so it lags.
 Both time constants are in simulated seconds (``time_scale`` speeds them up with the rest).
+A card with no request in flight reads idle at once, utilization and power both: a real one
+drops to idle power within a fraction of a second of its last kernel, well inside a sampling
+period, and a finished endpoint's card must not read busy in its last sample.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ def gpu_uuid(name: str, index: int, seed: int) -> str:
 
 
 class SimGpu:
-    """One simulated card, sampled on demand from its endpoint's load integrals."""
+    """One simulated card, sampled on demand from its endpoint's load integrals and the
+    requests it has in flight now."""
 
     def __init__(
         self,
@@ -45,6 +49,7 @@ class SimGpu:
         index: int,
         integrals: Callable[[], tuple[float, float]],
         clock: Callable[[], float],
+        in_flight: Callable[[], int],
         time_scale: float = 1.0,
     ) -> None:
         self.spec = spec
@@ -52,6 +57,7 @@ class SimGpu:
         self.uuid = gpu_uuid(spec.gpu_name, index, spec.seed)
         self._vram_used_mib = vram_used_mib(spec)
         self._integrals = integrals
+        self._in_flight = in_flight
         self._clock = clock
         self._time_scale = time_scale
         self._rng = Random(f"gpu|{spec.seed}|{index}")
@@ -73,6 +79,8 @@ class SimGpu:
             busy, batch = 0.0, 0.0
         self._last_t, self._last_busy_s, self._last_running_s = now, busy_s, running_s
         busy = min(max(busy, 0.0), 1.0)
+        if self._in_flight() == 0:
+            busy, batch = 0.0, 0.0
         fill = min(batch / max(busy, 1e-9), FULL_BATCH) / FULL_BATCH if busy > 0 else 0.0
 
         sim_dt = window_s * self._time_scale
@@ -80,7 +88,10 @@ class SimGpu:
         target_w = self.idle_power_w + (0.9 * limit - self.idle_power_w) * busy * (
             0.55 + 0.45 * fill
         )
-        self._power_w += (target_w - self._power_w) * (1 - math.exp(-sim_dt / POWER_TAU_S))
+        if busy > 0:
+            self._power_w += (target_w - self._power_w) * (1 - math.exp(-sim_dt / POWER_TAU_S))
+        else:
+            self._power_w = self.idle_power_w
         target_c = AMBIENT_C + MAX_RISE_C * self._power_w / limit
         self._temperature_c += (target_c - self._temperature_c) * (
             1 - math.exp(-sim_dt / TEMPERATURE_TAU_S)

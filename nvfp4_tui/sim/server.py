@@ -184,7 +184,14 @@ class SimEndpoint:
             kv_capacity_tokens=kv_capacity_tokens(self.spec),
         )
         self.metrics = SimMetrics(endpoint.model, self.load, self.spec.served)
-        self.gpu = SimGpu(self.spec, gpu_index, self.load.integrals, time.monotonic, time_scale)
+        self.gpu = SimGpu(
+            self.spec,
+            gpu_index,
+            self.load.integrals,
+            time.monotonic,
+            lambda: self.load.running,
+            time_scale,
+        )
         self._prefix_cache = PrefixCache()
         self._answers: OrderedDict[str, Answer] = OrderedDict()
         self._peers = peers if peers is not None else {endpoint.id: self}

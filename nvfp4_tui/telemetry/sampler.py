@@ -65,15 +65,19 @@ class GpuSampler:
         self._period_s = 1.0 / rate_hz
         self._retry_interval_s = max(retry_interval_s, self._period_s)
         self._stop = threading.Event()
+        self._last_round = False
         self._thread = threading.Thread(target=self._run, name="gpu-sampler", daemon=True)
         self._callback_failing = False
 
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self, timeout_s: float = 2.0) -> bool:
+    def stop(self, timeout_s: float = 2.0, *, last_round: bool = False) -> bool:
         """Ask the thread to end and wait up to ``timeout_s``; True when it has ended. A source
-        stuck in a call is closed by the thread once that call returns."""
+        stuck in a call is closed by the thread once that call returns. ``last_round``: sample
+        every source once more first, so a run's telemetry ends with the cards as the run left
+        them (idle), not as they were in its last busy second."""
+        self._last_round = last_round
         self._stop.set()
         if self._thread.ident is None:  # never started: nobody else will close the sources
             self._close_sources()
@@ -95,6 +99,8 @@ class GpuSampler:
                 if now > next_tick:  # a slow round skips the ticks it overran
                     next_tick = now
                 self._stop.wait(next_tick - now)
+            if self._last_round:
+                self._round(last=True)
         finally:
             self._close_sources()
 
@@ -105,10 +111,10 @@ class GpuSampler:
             except Exception as exc:
                 self._report(f"closing {state.source!r}: {_one_line(exc)}")
 
-    def _round(self) -> None:
+    def _round(self, *, last: bool = False) -> None:
         samples: list[Telemetry] = []
         for state in self._states:
-            if self._stop.is_set():
+            if self._stop.is_set() and not last:
                 return
             if state.failing and time.monotonic() < state.next_try_s:
                 continue

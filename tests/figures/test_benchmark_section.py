@@ -54,6 +54,8 @@ def run(math_scores: list[float], humaneval_passes: list[bool]) -> FleetState:
                     prompt_id=f"HumanEval-{i}",
                     concurrency=concurrency,
                     score_verified=float(passed),
+                    ttft_s=0.1,
+                    e2e_s=1.1,
                     decode_tps=100.0,
                 )
             )

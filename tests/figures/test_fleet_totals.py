@@ -55,7 +55,11 @@ def test_a_gpu_shared_by_two_endpoints_draws_its_power_once() -> None:
 def test_without_live_progress_the_rate_is_an_estimate_and_says_so() -> None:
     state = _two_on_one_gpu()
     # b has no live progress: one finished request at 50 tok/s and one stream in flight.
-    state.apply(request("b", t=T0 + 1.2, suite="math", concurrency=1, decode_tps=50.0))
+    state.apply(
+        request(
+            "b", t=T0 + 1.2, suite="math", concurrency=1, ttft_s=0.1, e2e_s=1.1, decode_tps=50.0
+        )
+    )
     state.endpoints["b"].in_flight = 1
     totals = fleet_totals(state.endpoints.values(), T0 + 2.5)
     assert totals.decode_estimated

@@ -16,15 +16,20 @@ KEYS = {
     "endpoint",
     "status",
     "level",
+    "shown_level",
     "decode_tps",
     "decode_kind",
+    "decode_tps_p50",
     "aggregate_tps",
     "ttft_p50_s",
     "in_flight",
     "target",
     "score",
     "quality",
-    "decode_tps_by_level",
+    "decode_tps_pooled_by_level",
+    "decode_tps_p50_by_level",
+    "ttft_p50_s_by_level",
+    "server",
     "timing_doubt_s",
     "time_scale",
 }
@@ -67,8 +72,12 @@ def test_demo_json_lines_carry_the_panes_figures(
     assert len(final) == 2 and len(moments) == len(set(moments))  # the end is printed once
     for line in final.values():
         assert line["status"] == "done" and line["decode_kind"] == "final"
-        assert set(line["decode_tps_by_level"]) == {"c=1", "c=2"}
-        assert line["decode_tps"] == line["decode_tps_by_level"]["c=1"]
+        assert set(line["decode_tps_pooled_by_level"]) == {"c=1", "c=2"}
+        assert line["shown_level"] == "c=1"
+        assert line["decode_tps"] == line["decode_tps_pooled_by_level"]["c=1"]
+        assert line["decode_tps_p50"] == line["decode_tps_p50_by_level"]["c=1"]
+        assert line["ttft_p50_s"] == line["ttft_p50_s_by_level"]["c=1"]
+        assert line["server"] is None or line["server"]["peak"]
         essay = line["quality"]["essay"]
         assert (
             essay["n"] == 6 and 0 <= essay["ci95_low"] <= essay["mean"] <= essay["ci95_high"] <= 1

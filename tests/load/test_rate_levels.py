@@ -90,7 +90,7 @@ def test_progress_lines_name_the_rate() -> None:
 def test_text_report_has_a_row_and_a_column_per_rate(tmp_path: Path) -> None:
     text = render_snapshot(open_snapshot(record(rate_run(), tmp_path)))
     assert "Quality (heuristic score, mean per suite, 1 req/s)" in text
-    assert "Speed (mean per request, 1 req/s)" in text
+    assert "Speed (decode pooled over requests, e2e mean per request, 1 req/s)" in text
     throughput = text.split("Aggregate throughput (tok/s")[1].split("\n\n")[0]
     header, _, a_row, b_row = throughput.splitlines()[1:5]
     assert header.split()[1:] == ["1", "req/s", "2", "req/s"]

@@ -26,6 +26,8 @@ ROW_KEYS = {
     "n",
     "quality_mean",
     "e2e_tps_mean",
+    "decode_tps_pooled",
+    "decode_tps_p50",
     "decode_tps_mean",
     "ttft_p50_s",
     "throughput_tps",

@@ -24,6 +24,7 @@ class FakeLoad:
 
     def run(self, seconds: float, running: int) -> None:
         self.now += seconds
+        self.running = running
         self.busy_s += seconds if running else 0.0
         self.running_s += seconds * running
 
@@ -34,7 +35,7 @@ class FakeLoad:
 def test_idle_card_draws_little_and_a_busy_one_heats_up_with_lag() -> None:
     load = FakeLoad()
     spec = make_spec(power_limit_w=600.0, vram_used_mib=92_316.0)
-    gpu = SimGpu(spec, 3, load.integrals, lambda: load.now)
+    gpu = SimGpu(spec, 3, load.integrals, lambda: load.now, lambda: load.running)
     load.run(5.0, 0)
     idle = gpu.sample()
     assert idle["util_gpu_pct"] == 0 and 30 <= idle["power_w"] <= 60
@@ -56,10 +57,28 @@ def test_idle_card_draws_little_and_a_busy_one_heats_up_with_lag() -> None:
     assert gpu.sample()["util_gpu_pct"] == 0
 
 
+def test_a_card_with_nothing_in_flight_reads_idle_at_once() -> None:
+    # Its endpoint finished a moment ago: the window still holds busy seconds, but the card
+    # draws idle power now, and a run's last sample must not show it busy beside "done".
+    load = FakeLoad()
+    gpu = SimGpu(make_spec(), 0, load.integrals, lambda: load.now, lambda: load.running)
+    for _ in range(10):
+        load.run(1.0, 4)
+        busy = gpu.sample()
+    load.run(0.05, 0)
+    idle = gpu.sample()
+    assert busy["util_gpu_pct"] >= 90 and busy["power_w"] > 300
+    assert idle["util_gpu_pct"] == 0 and idle["util_mem_pct"] == 0
+    assert idle["power_w"] <= gpu.idle_power_w + 2.0
+    assert idle["sm_clock_mhz"] < busy["sm_clock_mhz"]
+
+
 def test_time_scale_speeds_the_thermal_response() -> None:
     def temperature_after(scale: float) -> float:
         load = FakeLoad()
-        gpu = SimGpu(make_spec(), 0, load.integrals, lambda: load.now, time_scale=scale)
+        gpu = SimGpu(
+            make_spec(), 0, load.integrals, lambda: load.now, lambda: load.running, time_scale=scale
+        )
         load.run(1.0, 2)
         return gpu.sample()["temperature_c"]
 
@@ -79,10 +98,15 @@ async def test_source_polls_sim_gpu_and_skips_unreachable_endpoints(
     )
     down = await fleet_of(make_endpoint("c", gpu=2, faults=faults(down=True)))
     source = SimGpuSource.for_endpoints([*fleet.endpoints, *down.endpoints], timeout_s=1.0)
-    # b serves one request before the sample, whose window covers it: the card's load integrates
-    # over the window, so how long the request took to arrive on a busy machine does not matter.
-    await read_sse(session, fleet.urls["b"], chat_body(max_tokens=300))
+    # b serves one request while the source samples: the card's load integrates over the
+    # window, so how long the request took to arrive on a busy machine does not matter.
+    request = asyncio.create_task(read_sse(session, fleet.urls["b"], chat_body(max_tokens=2000)))
+    for _ in range(200):  # until b runs it (bounded: 2 s)
+        if (await asyncio.to_thread(source.sample, 0.0))[1].util_gpu_pct:
+            break
+        await asyncio.sleep(0.01)
     samples = await asyncio.to_thread(source.sample, 1234.5)
+    await request
     source.close()
     assert sorted(s.gpu for s in samples) == [0, 5]
     by_gpu = {s.gpu: s for s in samples}

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from nvfp4_tui.core.endpoint_state import EndpointState
 from nvfp4_tui.core.events import (
     EndpointStatus,
     GpuSample,
@@ -19,6 +20,7 @@ from nvfp4_tui.core.events import (
 from nvfp4_tui.core.figures.intervals import wilson_95
 from nvfp4_tui.core.figures.scores import HEURISTIC, VERIFIED
 from nvfp4_tui.core.readouts import GpuPoint, PhaseRef, ServerPoint, TpsPoint
+from nvfp4_tui.core.slo import Load
 from nvfp4_tui.core.state import FleetState
 from tests.support.digest import digest
 from tests.support.factories import T0, endpoint_info
@@ -120,24 +122,32 @@ def test_counts_of_ok_incomplete_and_error_are_kept_apart(fleet: FleetState) -> 
     )
 
 
+def ttft_p50(endpoint: EndpointState, concurrency: int = 1) -> float | None:
+    """The TTFT median the pane shows for one closed-loop level."""
+    timings = endpoint.level_timings(Load.of(concurrency, None))
+    return timings.ttft_p50_s if timings is not None else None
+
+
 def test_ttft_median_skips_errors(fleet: FleetState) -> None:
     start(fleet, "a", 0)
     for ttft_s in (0.4, 0.1, 0.2):
         fleet.apply(request("a", ttft_s=ttft_s))
     fleet.apply(failed("a", ttft_s=9.0))
     a = fleet.endpoints["a"]
-    assert a.ttft_p50_recent_s == pytest.approx(0.2)
+    assert ttft_p50(a) == pytest.approx(0.2)
     fleet.apply(request("a", status="incomplete", ttft_s=0.3))
-    assert a.ttft_p50_recent_s == pytest.approx(0.25)
+    assert ttft_p50(a) == pytest.approx(0.25)
 
 
-def test_recent_ttft_is_the_last_two_hundred(fleet: FleetState) -> None:
+def test_ttft_median_is_per_load_level(fleet: FleetState) -> None:
+    # c=4 requests queue behind each other: pooled with c=1's, their median read neither level.
     start(fleet, "a", 0)
-    for i in range(1, 251):
-        fleet.apply(request("a", request_index=i, ttft_s=i / 1000))
+    for i in range(1, 11):
+        fleet.apply(request("a", request_index=i, ttft_s=0.013))
+        fleet.apply(request("a", request_index=100 + i, concurrency=4, ttft_s=1.7 + i / 100))
     a = fleet.endpoints["a"]
-    # The recent 200 are 0.051..0.250 (all 250 would give 0.1255).
-    assert a.ttft_p50_recent_s == pytest.approx((0.150 + 0.151) / 2)
+    assert ttft_p50(a, 1) == pytest.approx(0.013)
+    assert ttft_p50(a, 4) == pytest.approx(1.755)
 
 
 def test_decode_rate_now_is_live_while_streaming_then_recent_mean(fleet: FleetState) -> None:
@@ -163,7 +173,8 @@ def test_decode_rate_now_is_live_while_streaming_then_recent_mean(fleet: FleetSt
     assert a.decode_tps_now(now=T0 + 4.5) is None
     fleet.apply(request("a", t=T0 + 1, e2e_s=3.0, decode_tps=100.0, phase_index=2, concurrency=2))
     fleet.apply(request("a", t=T0 + 1, e2e_s=3.5, decode_tps=120.0, phase_index=2, concurrency=2))
-    assert a.decode_tps_now(now=T0 + 4.5) == pytest.approx(110.0)
+    # Pooled: their tokens after the first chunk over their 2.9 and 3.4 s spent decoding.
+    assert a.decode_tps_now(now=T0 + 4.5) == pytest.approx((100 * 2.9 + 120 * 3.4) / 6.3)
     assert a.decode_history[-1] == TpsPoint(T0 + 4.5, 120.0)  # at the request's end
     finish(fleet, "a", 2, t=T0 + 5, requests=2, output_tokens=400, wall_s=4.0)
     assert (a.in_flight, a.live_tokens_per_s, a.streaming) == (0, None, False)
@@ -530,7 +541,7 @@ def test_non_finite_numbers_do_not_poison_statistics(fleet: FleetState) -> None:
     fleet.apply(TokenProgress(T0 + 1, "a", 1, math.nan))
     a = fleet.endpoints["a"]
     assert a.requests_ok == 2
-    assert a.ttft_p50_recent_s == 0.2
+    assert ttft_p50(a) == 0.2
     assert a.quality_stats("english", HEURISTIC).mean == 1.0
     assert a.decode_tps_now() == 50.0
 
@@ -554,3 +565,14 @@ def test_last_t_is_the_latest_moment_any_event_speaks_of(fleet: FleetState) -> N
     assert fleet.last_t == T0 + 7
     fleet.apply(GpuSample(T0 + 8, 0))
     assert fleet.last_t == T0 + 8
+
+
+def test_a_request_ten_times_its_level_s_median_is_marked_a_burst(fleet: FleetState) -> None:
+    start(fleet, "a", 0)
+    for i, rate in enumerate((114.0, 4722.0, 143.0)):
+        fleet.apply(request("a", request_index=i, decode_tps=rate))
+    fleet.apply(request("a", request_index=9, concurrency=4, decode_tps=1000.0))
+    a = fleet.endpoints["a"]
+    marked = {row.request_index: a.decode_outlier(row) for row in a.recent_requests}
+    # 4722 is 33x the c=1 median (143); 1000 at c=4 is that level's own median.
+    assert marked == {0: False, 1: True, 2: False, 9: False}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 
-from nvfp4_tui.core.endpoint_state import RECENT_REQUESTS_LEN, RECENT_STATS_N
+from nvfp4_tui.core.endpoint_state import RECENT_REQUESTS_LEN
 from nvfp4_tui.core.events import (
     HISTORY_LEN,
     GpuSample,
@@ -16,6 +16,7 @@ from nvfp4_tui.core.events import (
     decode,
     encode,
 )
+from nvfp4_tui.core.slo import Load
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.core.stats import percentile
 from tests.support.digest import digest
@@ -41,7 +42,11 @@ def test_replay_without_token_progress_gives_the_live_summary() -> None:
         other = replay.endpoints[endpoint_id]
         assert endpoint.decode_tps_now() == other.decode_tps_now()
         assert endpoint.in_flight == other.in_flight == 0
-        assert endpoint.ttft_p50_recent_s == other.ttft_p50_recent_s
+        for level in endpoint.throughput_by_load():
+            mine, theirs = endpoint.level_timings(level.load), other.level_timings(level.load)
+            assert mine is not None and theirs is not None
+            assert mine.ttft_p50_s == theirs.ttft_p50_s
+            assert mine.decode() == theirs.decode()
         assert endpoint.leaderboard() == other.leaderboard()
         assert endpoint.phase_progress() == other.phase_progress()
         assert list(endpoint.recent_requests) == list(other.recent_requests)
@@ -126,5 +131,10 @@ def test_rings_stay_bounded_over_a_long_run() -> None:
     assert len(a.server_history) == HISTORY_LEN
     assert a.gpu is not None and len(a.gpu.history) == HISTORY_LEN
     assert a.gpu.samples == requests
-    # The pane's TTFT median is of the last RECENT_STATS_N requests that did not fail.
-    assert a.ttft_p50_recent_s == percentile(ok_ttfts[-RECENT_STATS_N:], 50)
+    # The pane's TTFT median is of the level's requests that did not fail, in bounded memory
+    # (past its exact cap the sketch is within 0.5%); the KV peak is the run's, not the ring's.
+    level = a.level_timings(Load.of(1, None))
+    expected = percentile(ok_ttfts, 50)
+    assert level is not None and level.ttft_p50_s is not None and expected is not None
+    assert abs(level.ttft_p50_s - expected) <= 0.005 * expected
+    assert a.kv_cache_peak_pct == 98.0

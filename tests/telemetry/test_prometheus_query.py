@@ -138,7 +138,8 @@ async def test_prometheus_telemetry_fills_the_panes(
     assert (pane.gpu.util_pct, pane.gpu.power_w, pane.gpu.temperature_c) == (97, 452.25, 66)
     assert (pane.vram.used_mib, pane.vram.total_mib) == (92316, 92316 + 5042 + 529)
     assert pane.gpu.freshness == pane.vram.freshness == "ok"
-    assert (pane.server.kv_cache_pct, pane.server.queue) == (25.0, 2)
+    assert pane.server.gauges is not None
+    assert (pane.server.gauges.kv_cache_pct, pane.server.gauges.waiting) == (25.0, 2)
     b = pane_readout(state.endpoints["b"], time.time())
     assert (b.gpu.util_pct, b.gpu.power_w, b.vram.used_mib) == (33, 2, 2)
 

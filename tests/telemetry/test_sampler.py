@@ -45,6 +45,19 @@ class Collector:
             self.enough.set()
 
 
+def test_a_last_round_samples_every_source_once_after_the_stop() -> None:
+    # A slow period: the thread waits between rounds when stop comes, so only the last round
+    # can add the batch after it.
+    sources = [CountingSource(0), CountingSource(1)]
+    got = Collector(wanted=1)
+    sampler = GpuSampler(sources, got.on_samples, rate_hz=0.1)
+    sampler.start()
+    assert got.enough.wait(10)
+    assert sampler.stop(timeout_s=5, last_round=True)
+    assert len(got.batches) == 2 and [s.gpu for s in got.batches[1]] == [0, 1]
+    assert all(s.calls == 2 and s.closed == 1 for s in sources)
+
+
 def test_samples_are_delivered_and_stop_is_clean() -> None:
     sources = [CountingSource(0), CountingSource(1)]
     got = Collector(wanted=5)

@@ -21,6 +21,7 @@ from nvfp4_tui.core.events import BenchmarkSuite, EndpointInfo
 from nvfp4_tui.core.figures.intervals import wilson_95
 from nvfp4_tui.core.figures.leaderboard import LeaderRow, LevelRow
 from nvfp4_tui.core.figures.scores import shown_score
+from nvfp4_tui.core.figures.timings import pooled
 from nvfp4_tui.core.slo import Load
 from nvfp4_tui.core.stats import RunningStats, StatsSummary
 
@@ -103,6 +104,15 @@ def pooled_mean(summaries: Iterable[StatsSummary]) -> float | None:
     return total / n if n else None
 
 
+def speed_of(rows: Iterable[LeaderRow], speed: SpeedMetric) -> float | None:
+    """Several cells' speed together: decode tok/s pooled over their requests (tokens after
+    the first chunk over the seconds decoding, ``figures.timings``), or e2e tok/s as the mean
+    per request (the seed's "tok/s")."""
+    if speed == "decode_tps":
+        return pooled(r.decode for r in rows)
+    return pooled_mean(r.e2e_tps for r in rows)
+
+
 def pooled_stats(summaries: Iterable[StatsSummary]) -> StatsSummary:
     """Count, mean, std and the t interval over all samples behind several summaries: the
     ``pooled_mean`` with the interval its samples give (a summary of one sample has no std and
@@ -170,7 +180,7 @@ class SpeedRow:
 
     endpoint_id: str
     model_class: str
-    decode_tps: float | None  # mean per request over every suite (each request weighs once)
+    decode_tps: float | None  # pooled over every suite's requests (``speed_of``)
     e2e_tps: float | None
     # class -> its speed over that class's average: decode tok/s, or e2e tok/s in a run that
     # timed no first token (speed_metric)
@@ -193,8 +203,8 @@ def speed_rows(board: Board) -> tuple[tuple[SpeedRow, ...], dict[str, float | No
     e2e: dict[str, float | None] = {}
     for eid in board.endpoint_ids:
         at_base = board.at_base(eid).values()
-        decode[eid] = pooled_mean(r.decode_tps for r in at_base)
-        e2e[eid] = pooled_mean(r.e2e_tps for r in at_base)
+        decode[eid] = speed_of(at_base, "decode_tps")
+        e2e[eid] = speed_of(at_base, "e2e_tps")
     compared = decode if speed_metric(board) == "decode_tps" else e2e
     averages = class_averages(compared, classes)
     rows = tuple(
@@ -351,7 +361,7 @@ def route_by_task(board: Board, score_name: str) -> list[Route]:
         )
         floor = ci[0] if ci else best.mean or 0.0
         speed = {
-            eid: row.decode_tps.mean if (row := board.at_base(eid).get(suite)) else None
+            eid: row.decode.pooled_tps if (row := board.at_base(eid).get(suite)) else None
             for eid in scored
         }
         tied = [eid for eid, s in scored.items() if (s.mean or 0.0) >= floor]

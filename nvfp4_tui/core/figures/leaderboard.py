@@ -19,8 +19,9 @@ from typing import Any, NamedTuple
 from nvfp4_tui.core.events import SUSPECT_ERROR_KIND
 from nvfp4_tui.core.figures.intervals import score_summary
 from nvfp4_tui.core.figures.scores import SCORE_LABELS, SCORE_NAMES
+from nvfp4_tui.core.figures.timings import DecodeRate, RequestTimings
 from nvfp4_tui.core.slo import Load
-from nvfp4_tui.core.stats import QuantileSketch, RunningStats, StatsSummary, finite
+from nvfp4_tui.core.stats import RunningStats, StatsSummary, finite
 from nvfp4_tui.core.timing_doubt import doubt_of_lag
 
 # A closed-loop level whose phases held their N requests in flight for less than this share of
@@ -29,6 +30,7 @@ from nvfp4_tui.core.timing_doubt import doubt_of_lag
 STEADY_SHARE = 0.8
 
 CellKey = tuple[str, str, int, float | None]  # endpoint id, suite, concurrency, rate (None: closed)
+LevelKey = tuple[str, Load]  # endpoint id and load level: every suite together
 _Totals = tuple[int, float, float, float, int, float | None]
 _NO_TOTALS: _Totals = (0, 0.0, 0.0, 0.0, 0, None)
 
@@ -86,6 +88,9 @@ class CellTotals:
     e2e_tps: Moments
     tokens_out: Moments
     ttft_s: Sequence[float]
+    decode_tps_values: Sequence[float]  # each timed request's own rate, for the median
+    decode_tokens: float  # Σ decode_tps × (e2e − ttft): the tokens after each first chunk
+    decode_s: float  # Σ (e2e − ttft) of the requests with a decode rate
 
 
 class PhaseFacts(NamedTuple):
@@ -119,7 +124,8 @@ class LeaderRow:
     # Score name -> the distinct prompts scored: repeats of one prompt are not independent
     # evidence, so a decision (route by task) counts prompts, not answers.
     scored_prompts: Mapping[str, frozenset[str]]
-    decode_tps: StatsSummary  # per request: (tokens - first chunk's) / (e2e - ttft)
+    decode_tps: StatsSummary  # mean per request of (tokens - first chunk's) / (e2e - ttft)
+    decode: DecodeRate  # the same rate pooled over the cell's requests, and its p50
     e2e_tps: StatsSummary  # per request: tokens / e2e, the seed's "tok/s"
     tokens_out: StatsSummary  # per request: output tokens (the server's count)
     ttft_p50_s: float | None
@@ -175,6 +181,8 @@ class LeaderRow:
             body[f"quality_{SCORE_LABELS[name]}_mean"] = summary.mean
             body[f"quality_{SCORE_LABELS[name]}_n"] = summary.n
         body.update(
+            decode_tps_pooled=self.decode.pooled_tps,
+            decode_tps_p50=self.decode.p50_tps,
             decode_tps_mean=self.decode_tps.mean,
             e2e_tps_mean=self.e2e_tps.mean,
             tokens_out_mean=self.tokens_out_mean,
@@ -217,8 +225,8 @@ class _Cell:
         "prompts",
         "quality",
         "suspect",
+        "timings",
         "tokens_out",
-        "ttft",
     )
 
     def __init__(self) -> None:
@@ -231,7 +239,7 @@ class _Cell:
         self.decode_tps = RunningStats()
         self.e2e_tps = RunningStats()
         self.tokens_out = RunningStats()
-        self.ttft = QuantileSketch()
+        self.timings = RequestTimings()
 
 
 class LeaderboardFold:
@@ -240,6 +248,8 @@ class LeaderboardFold:
 
     def __init__(self) -> None:
         self._cells: dict[CellKey, _Cell] = {}
+        # The timings of each endpoint's load level, every suite together: the pane's figures.
+        self._levels: dict[LevelKey, RequestTimings] = {}
         # Finished phases by (endpoint, phase): a phase reported twice counts once.
         self._phases: dict[tuple[str, Hashable], PhaseFacts] = {}
 
@@ -248,6 +258,12 @@ class LeaderboardFold:
         if cell is None:
             cell = self._cells[key] = _Cell()
         return cell
+
+    def _level(self, key: LevelKey) -> RequestTimings:
+        level = self._levels.get(key)
+        if level is None:
+            level = self._levels[key] = RequestTimings()
+        return level
 
     def add_request(self, row: RequestFacts) -> None:
         cell = self._cell((row.endpoint_id, row.suite, row.concurrency, row.rate_rps))
@@ -274,8 +290,9 @@ class LeaderboardFold:
                 cell.prompts[name].add(row.prompt_id)
         if row.trimmed:  # a warm-up or cool-down request: counted and scored, not timed
             return
-        if (ttft_s := finite(row.ttft_s)) is not None:
-            cell.ttft.add(ttft_s)
+        cell.timings.add(row.ttft_s, row.e2e_s, row.decode_tps)
+        level = self._level((row.endpoint_id, Load.of(row.concurrency, row.rate_rps)))
+        level.add(row.ttft_s, row.e2e_s, row.decode_tps)
         if (decode := finite(row.decode_tps)) is not None:
             cell.decode_tps.add(decode)
         if (e2e_tps := finite(row.e2e_tps)) is not None:
@@ -300,7 +317,11 @@ class LeaderboardFold:
         cell.decode_tps = RunningStats.merged([cell.decode_tps, totals.decode_tps.stats()])
         cell.e2e_tps = RunningStats.merged([cell.e2e_tps, totals.e2e_tps.stats()])
         cell.tokens_out = RunningStats.merged([cell.tokens_out, totals.tokens_out.stats()])
-        cell.ttft.add_many(totals.ttft_s)
+        timed = (totals.ttft_s, totals.decode_tps_values, totals.decode_tokens, totals.decode_s)
+        cell.timings.add_many(*timed)
+        self._level((totals.endpoint_id, Load.of(totals.concurrency, totals.rate_rps))).add_many(
+            *timed
+        )
 
     def add_phase(self, done: PhaseFacts) -> None:
         self._phases[(done.endpoint_id, done.phase)] = done
@@ -312,6 +333,10 @@ class LeaderboardFold:
 
     def cells(self) -> Iterable[CellKey]:
         return self._cells.keys()
+
+    def level_timings(self, endpoint_id: str, load: Load) -> RequestTimings | None:
+        """The timed requests of one endpoint at one load level, every suite together."""
+        return self._levels.get((endpoint_id, load))
 
     def suite_quality(self, endpoint_id: str, suite: str | None, name: str) -> StatsSummary:
         """One endpoint's score over every load level (and every suite when ``suite`` is None):
@@ -423,9 +448,10 @@ class LeaderboardFold:
             quality={name: score_summary(stats) for name, stats in cell.quality.items()},
             scored_prompts={name: frozenset(ids) for name, ids in cell.prompts.items()},
             decode_tps=cell.decode_tps.summary(),
+            decode=cell.timings.decode(),
             e2e_tps=cell.e2e_tps.summary(),
             tokens_out=cell.tokens_out.summary(),
-            ttft_p50_s=cell.ttft.quantile(50),
+            ttft_p50_s=cell.timings.ttft_p50_s,
             throughput_tps=_ratio(tokens, wall_s),
             full_load_share=_ratio(full_s, timed_s),
             timing_doubt_s=doubt,

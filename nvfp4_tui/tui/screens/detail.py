@@ -68,6 +68,14 @@ def _right(text: str, style: str = "") -> Text:
     return Text(text, style=style, justify="right")
 
 
+def _decode_cell(decode_tps: float | None, outlier: bool, warning: str) -> Text:
+    """A request's decode tok/s; ``!`` and the warning colour on a burst (over ten times its
+    level's median request), which no pooled figure lets move the headline."""
+    if outlier:
+        return _right(f"!{units.tps(decode_tps)}", warning)
+    return _right(units.tps(decode_tps))
+
+
 class UnfittedChart(Chart):
     """A chart whose painter does not fit its data to the width. Rendering sizes the figure
     anyway, so a resize needs no second paint: on opening the screen, that second paint would
@@ -265,7 +273,7 @@ class DetailScreen(StateScreen):
                 Text(row.suite),
                 _right(str(row.concurrency)),
                 _right(units.seconds_as_ms(row.ttft_s)),
-                _right(units.tps(row.decode_tps)),
+                _decode_cell(row.decode_tps, endpoint.decode_outlier(row), styles.warning),
                 _right(units.DASH if row.tokens_out is None else str(row.tokens_out)),
                 _right(units.score(row.score(score_name))),
                 status,

@@ -286,7 +286,9 @@ class LeaderboardScreen(StateScreen):
     def _show_speed(self, board: Board, labels: dict[str, str], styles: CellStyles) -> None:
         table = self.query_one("#speed", LiveTable)
         speeds, averages = speed_rows(board)
-        table.border_title = f"Speed (tok/s, mean per request) at {base_text(board)}"
+        table.border_title = (
+            f"Speed (tok/s: decode pooled, e2e mean per request) at {base_text(board)}"
+        )
         columns: list[Column] = [
             ("endpoint", "endpoint"),
             ("class", "class"),

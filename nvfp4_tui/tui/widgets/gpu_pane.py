@@ -20,7 +20,12 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from nvfp4_tui.core.endpoint_state import EndpointState
-from nvfp4_tui.core.figures.pane import PaneFigures, SuiteQuality, pane_figures
+from nvfp4_tui.core.figures.pane import (
+    PaneFigures,
+    ServerGauges,
+    SuiteQuality,
+    pane_figures,
+)
 from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, SCORE_LABELS
 from nvfp4_tui.core.plain_text import one_line, widget_id
 from nvfp4_tui.tui import units
@@ -32,7 +37,9 @@ from nvfp4_tui.tui.widgets.meter import Meter
 from nvfp4_tui.tui.widgets.on_change import OnChange
 from nvfp4_tui.tui.widgets.spark_bars import SparkBars
 
-Freshness = Literal["none", "stale", "ok"]
+# "before_done": the latest sample was taken while the endpoint still ran (telemetry ended
+# with the run): it is no reading of the card now.
+Freshness = Literal["none", "stale", "ok", "before_done"]
 SPARK_WINDOW_S = 60.0
 SPARK_BINS = 60  # one-second bins; each column of the sparkline shows the highest of its bins
 VRAM_HIGH_FRACTION = 0.97
@@ -68,9 +75,11 @@ STATUS_MARK = {"running": "●", "done": "✓", "down": "✗", "error": "✗", "
 
 @dataclass(frozen=True)
 class TimingLine:
+    level: str | None  # the load level the TTFT median is of
     ttft_p50_s: float | None
     in_flight: int | None
     target: int | None
+    others: tuple[tuple[str, float | None], ...] = ()  # once done: the other levels' medians
 
 
 @dataclass(frozen=True)
@@ -90,8 +99,7 @@ class GpuLine:
 
 @dataclass(frozen=True)
 class ServerLine:
-    kv_cache_pct: float | None
-    queue: float | None
+    gauges: ServerGauges | None
     freshness: Freshness
 
 
@@ -156,7 +164,9 @@ def pane_readout(
     gpu = endpoint.gpu
     sample = gpu.latest if gpu else None
     gpu_freshness = _freshness(sample is not None, bool(gpu and gpu.stale(end_t)))
-    server = endpoint.server_latest
+    done_t = endpoint.done_t
+    if sample is not None and done_t is not None and sample.t < done_t:
+        gpu_freshness = "before_done"
     error = endpoint.last_error
     error_text = None
     if error is not None:
@@ -176,7 +186,7 @@ def pane_readout(
                 bins=SPARK_BINS,
             )
         ),
-        timing=TimingLine(figures.ttft_p50_s, figures.in_flight, figures.target),
+        timing=timing_line(figures),
         vram=VramLine(
             used_mib=sample.vram_used_mib if sample else None,
             total_mib=sample.vram_total_mib if sample else None,
@@ -189,9 +199,11 @@ def pane_readout(
             freshness=gpu_freshness,
         ),
         server=ServerLine(
-            kv_cache_pct=server.kv_cache_pct if server else None,
-            queue=server.requests_waiting if server else None,
-            freshness=_freshness(server is not None, endpoint.server_stale(end_t)),
+            figures.server,
+            _freshness(
+                figures.server is not None,
+                endpoint.server_stale(end_t) and not (figures.server and figures.server.peak),
+            ),
         ),
         slo=SloLine(
             shown=load.has_slo,
@@ -203,6 +215,15 @@ def pane_readout(
         score_name=score_name,
         errors=ErrorLine(endpoint.requests_error, error_text, figures.timing_doubt_s),
     )
+
+
+def timing_line(figures: PaneFigures) -> TimingLine:
+    """The TTFT median of the level shown, and once done the other levels' beside it."""
+    level = figures.shown_level.label if figures.shown_level is not None else None
+    others: tuple[tuple[str, float | None], ...] = ()
+    if figures.decode_kind == "final":
+        others = tuple((lv.load.label, lv.ttft_p50_s) for lv in figures.levels[1:])
+    return TimingLine(level, figures.ttft_p50_s, figures.in_flight, figures.target, others)
 
 
 def decode_words(figures: PaneFigures) -> tuple[str, ...]:
@@ -218,26 +239,42 @@ def _decode_words(figures: PaneFigures) -> tuple[str, ...]:
     # Longest first; a pane 26 columns wide has 15 beside the number, so the last ones fit it.
     if figures.decode_kind == "paused":
         return ("paused: no new requests", "paused")
+    p50 = _p50_words(figures.decode_p50_tps)
     if figures.decode_kind == "final" and figures.levels:
         base, *others = figures.levels
         rest = [f"{lv.load.label} {units.tps(lv.decode_tps)}" for lv in others]
-        head = f"tok/s mean {base.load.label}"
+        head = f"tok/s pooled {base.load.label}"
+        short = f"pooled {base.load.label}"
         return (
-            " · ".join([head, *rest]),
-            " · ".join([f"mean {base.load.label}", *rest]),
-            " · ".join(["mean", *rest]),
+            " · ".join([head, *p50[:1], *rest]),
+            " · ".join([short, *p50[1:], *rest]),
+            " · ".join([short, *rest]),
             head,
+            short,
         )
     level = f" {figures.level.label}" if figures.level is not None else ""
     if figures.decode_kind == "none" and figures.level is not None:
         return (f"tok/s decode{level}: none finished yet", f"tok/s{level}: none yet", "tok/s")
     if figures.decode_kind == "recent":
+        shown = f" {figures.shown_level.label}" if figures.shown_level is not None else ""
         return (
-            f"tok/s decode{level} (last requests)",
-            f"tok/s decode{level} recent",
+            *(f"tok/s decode{shown} recent · {words}" for words in p50),
+            f"tok/s decode{shown} (last requests)",
+            f"tok/s decode{shown} recent",
             "tok/s recent",
         )
-    return (f"tok/s decode{level}", "tok/s decode")
+    return (
+        *(f"tok/s decode{level} · {words}" for words in p50),
+        f"tok/s decode{level}",
+        "tok/s decode",
+    )
+
+
+def _p50_words(p50_tps: float | None) -> tuple[str, ...]:
+    """The median request's own rate, longest wording first; none before a request finished."""
+    if p50_tps is None:
+        return ()
+    return (f"request p50 {p50_tps:.0f}", f"p50 {p50_tps:.0f}")
 
 
 def decode_text(decode_tps: float | None) -> str:
@@ -452,15 +489,32 @@ class GpuPane(Vertical, can_focus=True):
 
 def _timing(r: TimingLine) -> tuple[Content, ...]:
     # Numbers keep a fixed width, so the line neither jitters nor changes wording as they move.
+    level = f" {r.level}" if r.level else ""
+    ttft = units.seconds_as_ms(r.ttft_p50_s).rjust(6)
+    if r.others:  # done: nothing in flight; each level's median instead
+        rest: list[tuple[str, str] | str] = []
+        for label, value in r.others:
+            rest += [(f" · {label} ", "$text-muted"), units.seconds_as_ms(value)]
+        return (
+            Content.assemble(("TTFT p50" + level + " ", "$text-muted"), ttft.strip(), *rest),
+            Content.assemble(("TTFT" + level + " ", "$text-muted"), ttft.strip(), *rest),
+            Content.assemble(("TTFT p50" + level + " ", "$text-muted"), ttft.strip()),
+            Content.assemble(("TTFT" + level + " ", "$text-muted"), ttft.strip()),
+        )
     in_flight = units.DASH if r.in_flight is None else str(r.in_flight)
     target = units.DASH if r.target is None else str(r.target)
-    ttft = units.seconds_as_ms(r.ttft_p50_s).rjust(6)
     flight = f"{in_flight}/{target}"
     return (
         Content.assemble(
-            ("TTFT p50 ", "$text-muted"), ttft, ("   in flight ", "$text-muted"), flight
+            ("TTFT p50" + level + " ", "$text-muted"),
+            ttft,
+            ("   in flight ", "$text-muted"),
+            flight,
         ),
-        Content.assemble(("TTFT ", "$text-muted"), ttft, ("  in flight ", "$text-muted"), flight),
+        Content.assemble(
+            ("TTFT p50" + level + " ", "$text-muted"), ttft, ("  in flight ", "$text-muted"), flight
+        ),
+        Content.assemble(("TTFT" + level + " ", "$text-muted"), ttft, ("  ", ""), flight),
         Content.assemble(("TTFT ", "$text-muted"), ttft, ("  ", ""), flight),
     )
 
@@ -492,6 +546,11 @@ def _slo(r: SloLine) -> tuple[Content, ...]:
 def _gpu(r: GpuLine) -> tuple[Content, ...]:
     if r.freshness == "none":
         return (Content.styled("GPU —  no telemetry", "$text-muted"),)
+    if r.freshness == "before_done":  # rather no numbers than busy ones beside a "done"
+        return (
+            Content.styled("GPU —  no sample since done", "$text-muted"),
+            Content.styled("GPU — none since done", "$text-muted"),
+        )
     stale = r.freshness == "stale"
     value_style = "$text-muted" if stale else ""
     values = [
@@ -511,18 +570,31 @@ def _gpu(r: GpuLine) -> tuple[Content, ...]:
 
 
 def _server(r: ServerLine) -> tuple[Content, ...]:
-    if r.freshness == "none":
+    gauges = r.gauges
+    if r.freshness == "none" or gauges is None:
         return (Content.styled("KV —  no server metrics", "$text-muted"),)
-    queue = units.DASH if r.queue is None else f"{r.queue:.0f}"
-    kv = units.pct(r.kv_cache_pct, 1).rjust(5)
+    running = units.DASH if gauges.running is None else f"{gauges.running:.0f}"
+    waiting = units.DASH if gauges.waiting is None else f"{gauges.waiting:.0f}"
+    kv = units.pct(gauges.kv_cache_pct, 1).rjust(5)
     stale: list[tuple[str, str]] = (
         [("  ", ""), ("STALE", "bold $warning")] if r.freshness == "stale" else []
     )
-    return (
+    peak = "peak " if gauges.peak else ""  # a done pane: the run's peaks, not the last scrape
+    return tuple(
         Content.assemble(
-            ("KV cache ", "$text-muted"), kv, ("   queue ", "$text-muted"), queue, *stale
-        ),
-        Content.assemble(("KV ", "$text-muted"), kv, ("  queue ", "$text-muted"), queue, *stale),
+            (f"{peak}{kv_word} ", "$text-muted"),
+            kv,
+            (f"{gap}{run_word} ", "$text-muted"),
+            running,
+            (f"{gap}{wait_word} ", "$text-muted"),
+            waiting,
+            *stale,
+        )
+        for kv_word, run_word, wait_word, gap in (
+            ("KV cache", "running", "waiting", "  "),
+            ("KV", "run", "wait", "  "),
+            ("KV", "r", "w", " "),
+        )
     )
 
 
