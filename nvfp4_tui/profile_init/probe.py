@@ -194,6 +194,7 @@ def _draft(
         gpu="auto" if gpu is None else gpu,
         notes=tuple(notes),
         class_guess=guess_class(first.id, first.root),
+        max_model_len=first.max_model_len,
     )
 
 
