@@ -54,11 +54,11 @@ def init_profile(
     else:
         scan = not urls or hosts is not None or ports is not None
         hosts, ports = hosts or DEFAULT_HOSTS, ports or DEFAULT_PORTS
-        named = [safe_text(url) for url in urls]
         scanned = f"{','.join(hosts)} ports {ports}" if scan else ""
-        described = " and ".join(part for part in (scanned, ", ".join(named)) if part)
+        given = ", ".join(safe_text(url) for url in urls)
+        described = " and ".join(part for part in (scanned, given) if part)
         bases = addresses(hosts if scan else (), parse_ports(ports) if scan else (), urls)
-        drafts, left_out = drafts_from_probe(bases, described)
+        drafts, left_out = drafts_from_probe(bases, described, addresses((), (), urls))
         text = render_profile(safe_text(out.stem), f"probing {described}", drafts)
         written = Written(tuple(drafts), tuple(left_out))
     write_profile(text, out, force)

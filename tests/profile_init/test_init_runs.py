@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -109,6 +110,9 @@ async def test_a_named_url_is_probed_alone_unless_a_scan_is_asked_for(
     demo = load_profile(DEMO_PROFILE)
     named, other = demo.endpoints[0], replace(demo.endpoints[1], model="qwen3.5-27b")
     out = tmp_path / "p.toml"
+    with socket.socket() as unused:  # a port nothing listens on once it is closed
+        unused.bind(("127.0.0.1", 0))
+        closed_url = f"http://127.0.0.1:{unused.getsockname()[1]}"
     async with SimFleet((named, other), time_scale=50.0) as fleet:
         url, other_url = fleet.urls[named.id], fleet.urls[other.id]
         # The scan's default ports stand for this box's other servers: one answers there.
@@ -117,8 +121,13 @@ async def test_a_named_url_is_probed_alone_unless_a_scan_is_asked_for(
         assert [d.url for d in alone.endpoints] == [url]
         assert f"from probing {url}/v1 on" in out.read_text()
         for scan in ({"hosts": ["127.0.0.1"]}, {"ports": other_url.rsplit(":", 1)[1]}):
-            both = await asyncio.to_thread(init_profile, out, force=True, urls=[url], **scan)
+            urls = [url, closed_url]
+            both = await asyncio.to_thread(init_profile, out, force=True, urls=urls, **scan)
             assert [d.url for d in both.endpoints] == [other_url, url]
+            # A URL given that did not answer is said, even when others did.
+            assert both.left_out == (
+                f"{closed_url}: left out; it did not answer GET /v1/models with a model",
+            )
         # With no URL, the default ports are scanned.
         found = await asyncio.to_thread(init_profile, out, force=True)
         assert [d.url for d in found.endpoints] == [other_url]
