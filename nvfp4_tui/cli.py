@@ -157,9 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     init = sub.add_parser("init", help="write a profile from running endpoints or a compose file")
-    init.add_argument("urls", nargs="*", metavar="URL", help="endpoints to probe besides --ports")
-    init.add_argument("--hosts", type=_name_list, default=("127.0.0.1",), help="default 127.0.0.1")
-    init.add_argument("--ports", default="8000-8031", help="ports to probe (default 8000-8031)")
+    init.add_argument(
+        "urls", nargs="*", metavar="URL", help="endpoints to probe (alone, without --hosts/--ports)"
+    )
+    init.add_argument("--hosts", type=_name_list, help="hosts to scan (default 127.0.0.1)")
+    init.add_argument("--ports", help="ports to scan on them (default 8000-8031)")
     init.add_argument(
         "--from-compose", type=Path, metavar="FILE", help="read a docker-compose file"
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -87,6 +87,25 @@ def plan_phases(profile: Profile, suites: dict[str, Suite]) -> list[PhasePlan]:
             count = run.requests * len(suite.prompts) if run.requests is not None else None
             plans.append(phase_plan(endpoint.id, suite_name, level, count, run, slo))
     return plans
+
+
+def unfilled_levels(plans: Sequence[PhasePlan], suites: Mapping[str, Suite]) -> list[str]:
+    """A warning for each closed-loop phase whose plan has fewer requests than its level holds
+    in flight: it never runs at full load. One line per suite and level, as every endpoint's
+    plan of them is alike. A phase bounded by time cycles its prompts and is always full."""
+    lines: dict[tuple[str, int], str] = {}
+    for plan in plans:
+        count, level = plan.requests, plan.concurrency
+        if plan.rate_rps is not None or count is None or count >= level:
+            continue
+        prompts = len(suites[plan.suite].prompts)
+        lines[(plan.suite, level)] = (
+            f"warning: phase {plan.suite} c={level}: its plan has {count} "
+            f"request{'s' * (count != 1)} ({prompts} prompt{'s' * (prompts != 1)}), too few "
+            f"to hold {level} in flight, so it never runs at full load; "
+            f"--requests {-(-level // prompts)} or --duration fills it"
+        )
+    return list(lines.values())
 
 
 def _level(plan: PhasePlan) -> tuple[int, float | None]:

@@ -37,7 +37,7 @@ from typing import IO, TextIO
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import Profile
-from nvfp4_tui.launch.run import say_rows_left_out
+from nvfp4_tui.launch.run import say_before_run
 from nvfp4_tui.store.manifest import MANIFEST_NAME, error_text, new_run_id
 
 LOG_NAME = "run.log"
@@ -162,7 +162,7 @@ def _free_run_id(profile: Profile, out_root: Path) -> str:
 def detach_run(profile: Profile, out_root: Path) -> Detached:
     """Start the worker for ``profile`` detached; returns once its snapshot exists."""
     plan = plan_run(profile)
-    say_rows_left_out(plan)
+    say_before_run(plan)
     run_id = _free_run_id(profile, out_root)
     spec = WorkerSpec.of(plan, out_root, run_id)
     command = _python_module("nvfp4_tui.bench.worker", json.dumps(asdict(spec)))
@@ -174,7 +174,7 @@ def detach_demo(
 ) -> Detached:
     """Start simulator and worker together, detached; returns once the snapshot exists."""
     plan = plan_run(profile, gpu_telemetry=gpu_telemetry)
-    say_rows_left_out(plan)
+    say_before_run(plan)
     run_id = _free_run_id(profile, out_root)
     # The simulator starts in the detached process: its URLs join the plan there.
     job = DemoJob(WorkerSpec.of(plan, out_root, run_id), time_scale)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from nvfp4_tui.bench.runner import plan_phases, unfilled_levels
 from nvfp4_tui.bench.session import Session, SessionResult
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import Profile
@@ -143,9 +144,10 @@ def run_headless(plan: LaunchPlan, out_root: Path, *, json_lines: bool = False) 
 ROWS_LEFT_OUT_SHOWN = 20
 
 
-def say_rows_left_out(plan: LaunchPlan, stream: TextIO | None = None) -> None:
-    """Each dataset row a suite left out as unusable, then how many, before the run starts
-    (the report's benchmark section counts them too)."""
+def say_before_run(plan: LaunchPlan, stream: TextIO | None = None) -> None:
+    """What the run will not do as planned, before it starts: each dataset row a suite left out
+    as unusable, then how many (the report's benchmark section counts them too); and each
+    level a phase's requests cannot fill."""
     stream = stream or sys.stderr
     for suite in plan.suites.values():
         if suite.dataset is None or not suite.dataset.skipped:
@@ -159,13 +161,15 @@ def say_rows_left_out(plan: LaunchPlan, stream: TextIO | None = None) -> None:
             file=stream,
             flush=True,
         )
+    for line in unfilled_levels(plan_phases(plan.profile, plan.suites), plan.suites):
+        print(line, file=stream, flush=True)
 
 
 def run_profile(
     profile: Profile, out_root: Path, *, headless: bool, json_lines: bool = False
 ) -> int:
     plan = plan_run(profile)
-    say_rows_left_out(plan)
+    say_before_run(plan)
     if headless:
         return run_headless(plan, out_root, json_lines=json_lines)
     from nvfp4_tui.launch.ui import run_with_ui
@@ -185,7 +189,7 @@ def run_demo(
     from nvfp4_tui.sim.process import SimProcess
 
     plan = plan_run(profile, gpu_telemetry=gpu_telemetry)
-    say_rows_left_out(plan)
+    say_before_run(plan)
     with SimProcess(profile.path, time_scale=time_scale) as sim:
         live = plan.with_urls(sim.urls, time_scale)
         if headless:

@@ -265,6 +265,7 @@ def _draft(service: _Service) -> tuple[EndpointDraft, int | None]:
         model_note=model_note,
         wants_api_key=keyed,
         class_guess=guess_class(label, model_path, model),
+        max_model_len=max_len,
     )
     return draft, max_num_seqs
 

@@ -1,4 +1,4 @@
-"""A profile being written by ``init``: endpoint drafts, rendered as commented TOML and saved.
+"""A profile being written by ``init``: endpoint drafts, and the file saved once it loads.
 
 Every text in a draft came from outside (a server's model list, a compose file), so it is made
 one safe line (``safe_text``) before it is kept, and written as an escaped TOML string; a model
@@ -14,17 +14,13 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 
-from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.profile_init.model_class import ClassGuess
 
-# The seed's two load levels; a level above a server's max_num_seqs only queues in the server.
-SEED_CONCURRENCY = (1, 4)
 _MAX_TEXT = 200
 _NOT_IN_AN_ID = re.compile(r"[^A-Za-z0-9_.-]+")
 _TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f"}
@@ -75,6 +71,7 @@ class EndpointDraft:
     model_note: str | None = None  # written beside ``model`` when the name is a guess
     wants_api_key: bool = False  # the server was started with a key (from any source)
     class_guess: ClassGuess | None = None  # from the model's names; written as a guess
+    max_model_len: int | None = None  # the server's context, where it or its compose file says
 
 
 def settle(drafts: Sequence[EndpointDraft], suffixes: Sequence[str]) -> list[EndpointDraft]:
@@ -102,72 +99,6 @@ def settle(drafts: Sequence[EndpointDraft], suffixes: Sequence[str]) -> list[End
                 gpus[gpu] = candidate
         settled.append(draft)
     return settled
-
-
-def _endpoint_lines(draft: EndpointDraft) -> list[str]:
-    lines = [f"# {note}" for note in draft.notes]
-    lines += [
-        "[[endpoint]]",
-        f"id = {toml_string(draft.id)}",
-        f"label = {toml_string(draft.label)}",
-        f"url = {toml_string(draft.url)}",
-        f"model = {toml_string(draft.model)}"
-        + (f"  # {draft.model_note}" if draft.model_note else ""),
-    ]
-    if isinstance(draft.gpu, int):
-        lines.append(f"gpu = {draft.gpu}")
-    elif draft.gpu == "auto":
-        lines.append('gpu = "auto"  # the GPU where the process serving this port holds memory')
-    else:
-        lines.append(f"gpu = {toml_string(draft.gpu)}")
-    if draft.api_key_env:
-        lines.append(f"api_key_env = {toml_string(draft.api_key_env)}  # the key is read from it")
-    elif draft.wants_api_key:
-        lines += [
-            "# The server wants an API key, written in the compose file itself: put it in an",
-            "# environment variable, name it here and remove the '#'.",
-            '# api_key_env = "VLLM_API_KEY"',
-        ]
-    return lines + _class_lines(draft.class_guess)
-
-
-def _class_lines(guess: ClassGuess | None) -> list[str]:
-    if guess is None:
-        return [
-            '# class = "moe"  # or "dense" (the default); active_params_b, experts: for figures'
-        ]
-    lines = [
-        f"# A guess from the name {toml_string(guess.name)} ({guess.why}): check it.",
-        f"class = {toml_string(guess.model_class)}",
-    ]
-    if guess.active_params_b is not None:
-        lines.append(f"active_params_b = {guess.active_params_b}")
-    if guess.experts is not None:
-        lines.append(f"experts = {guess.experts}")
-    return lines
-
-
-def render_profile(
-    name: str, origin: str, drafts: Sequence[EndpointDraft], max_concurrency: int | None = None
-) -> str:
-    """The profile's text. ``max_concurrency``, the smallest server-side cap known, trims the
-    seed's levels so no phase measures a queue inside the server instead of the model."""
-    suites = sorted(p.stem for p in BUILTIN_SUITES.glob("*.toml"))
-    levels = [c for c in SEED_CONCURRENCY if max_concurrency is None or c <= max_concurrency]
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [
-        f"# Written by `nvfp4-tui init` from {safe_text(origin)} on {stamp}.",
-        "# Check each endpoint's label, gpu and class, then: nvfp4-tui run THIS_FILE",
-        "[run]",
-        f"name = {toml_string(name)}",
-        "# The built-in suites; a suites/ folder beside this file adds or replaces them by name.",
-        "suites = [" + ", ".join(toml_string(s) for s in suites) + "]",
-        "concurrency = [" + ", ".join(str(c) for c in levels) + "]",
-        "requests = 2  # per prompt per phase",
-    ]
-    for draft in drafts:
-        lines += ["", *_endpoint_lines(draft)]
-    return "\n".join(lines) + "\n"
 
 
 def check_out(out: Path, force: bool) -> None:

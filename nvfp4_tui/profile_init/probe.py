@@ -194,21 +194,28 @@ def _draft(
         gpu="auto" if gpu is None else gpu,
         notes=tuple(notes),
         class_guess=guess_class(first.id, first.root),
+        max_model_len=first.max_model_len,
     )
 
 
 def drafts_from_probe(
-    bases: Sequence[str], described: str
+    bases: Sequence[str], described: str, named: Sequence[str] = ()
 ) -> tuple[list[EndpointDraft], list[str]]:
     """Probe ``bases`` and draft an endpoint for each that serves a model, with a line for each
-    left out; ConfigError (one line naming ``described``, what was probed) when none is left."""
+    left out (a ``named`` base, one the user gave, that did not answer included); ConfigError
+    (one line naming ``described``, what was probed) when none is left."""
     found = asyncio.run(probe(bases))
     if not found:
         raise ConfigError([f"{described}: no endpoint answered GET /v1/models with a model"])
     gpus, nvml_missing = _gpus(found)
     drafts: list[EndpointDraft] = []
     kept: list[Found] = []
-    left_out: list[str] = []
+    answered = {f.url for f in found}
+    left_out = [
+        f"{safe_text(base)}: left out; it did not answer GET /v1/models with a model"
+        for base in named
+        if base not in answered
+    ]
     for f in found:
         first = next((m for m in f.models if m.usable), None)
         if first is None:

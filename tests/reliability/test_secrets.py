@@ -13,7 +13,6 @@ import asyncio
 import html
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from nvfp4_tui.tui.screens.detail import DetailScreen
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.hostile_servers import serve
 from tests.reliability.runs import hostile_endpoint_toml, rows_of, write_run_profile
+from tests.support.commands import cli_command
 from tests.support.fixed_source import FixedSource
 from tests.support.sample_app import settle, wait_until
 
@@ -39,18 +39,7 @@ RUN_TIMEOUT_S = 90.0
 
 
 async def _command(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "nvfp4_tui.cli",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), RUN_TIMEOUT_S)
-    assert process.returncode is not None
-    return process.returncode, stdout.decode(), stderr.decode()
+    return await cli_command(*args, env=env, timeout_s=RUN_TIMEOUT_S)
 
 
 async def _wait_until_finished(snapshot: Path) -> None:
