@@ -393,7 +393,7 @@ class SimEndpoint:
                 last_emit = now
             served = True
             self.load.served += 1
-            self.metrics.e2e_s.observe(loop.time() - job.arrived)
+            self.metrics.e2e_s.observe((loop.time() - job.arrived) * self.time_scale)
             self.load.finished[job.answer.finish_reason] += 1
         finally:
             if not served:
@@ -401,12 +401,13 @@ class SimEndpoint:
             self.load.release(held_kv)
 
     def _emitted(self, job: _Job, index: int, piece: Piece, gap_s: float) -> None:
-        """Account for a piece sent ``gap_s`` after the previous one (after arrival: TTFT)."""
+        """Account for a piece sent ``gap_s`` (real seconds) after the previous one (after
+        arrival: TTFT); the histograms hold modelled seconds, as the client records them."""
         if index == 0:
             self._prefilled(job)
-            self.metrics.ttft_s.observe(gap_s)
+            self.metrics.ttft_s.observe(gap_s * self.time_scale)
         else:
-            self.metrics.itl_s.observe(gap_s)
+            self.metrics.itl_s.observe(gap_s * self.time_scale)
         load = self.load
         load.kv_tokens += piece.tokens
         load.generation_tokens += piece.tokens
