@@ -383,7 +383,7 @@ def compare_snapshots(
         f"{m.label}: " + (_not_measured(m, a, b) or _other_clocks(pairs))
         for m in every
         if m not in metrics
-    )
+    ) + (() if one_clock else (f"aggregate throughput: {_other_clocks(pairs)}",))
     board_a, board_b = snapshot_board(a), snapshot_board(b)
     in_flight_a, in_flight_b = recorded_in_flight(a.manifest), recorded_in_flight(b.manifest)
     loads = {r.load for r in board_a.rows} | {lv.load for lv in board_a.levels}
