@@ -33,6 +33,7 @@ from nvfp4_tui.bench.load import (
     schedule_seed,
 )
 from nvfp4_tui.bench.loop_lag import LoopLagMonitor
+from nvfp4_tui.bench.model_time import ModelTime
 from nvfp4_tui.bench.outage import EndpointGate
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sweep import describe_stop, phase_plan, stop_rule
@@ -341,7 +342,8 @@ class Runner:
         # No longer than its health check was given: a server that hangs costs seconds here,
         # not the minutes a request's first-byte timeout allows.
         timeouts = Timeouts(total_s=min(self.profile.run.timeout_s, Timeouts().health_s))
-        started = time.perf_counter()
+        clock = ModelTime(endpoint.time_scale)
+        started = clock.now()
         if record is None:
             async with self._client(endpoint, 1, timeouts) as client:
                 record = await self._measure(
@@ -356,7 +358,7 @@ class Runner:
                 requests=1,
                 errors=int(failed),
                 output_tokens=0 if failed else record.tokens_out or 0,
-                wall_s=time.perf_counter() - started,
+                wall_s=clock.now() - started,
                 limit="endpoint_down",
             )
         )
@@ -403,8 +405,9 @@ class Runner:
         # A closed loop holds its concurrency; an open loop's only caps, with no level to hold.
         meter = TokenMeter(plan.concurrency if plan.rate_rps is None else 0)
         totals = {"requests": 0, "errors": 0, "tokens": 0}
-        started = time.perf_counter()
-        limits = PhaseLimits(run, started)
+        clock = ModelTime(endpoint.time_scale)  # the plan's seconds and the records' are its
+        started = clock.now()
+        limits = PhaseLimits(run, started, clock.now)
         schedule = None
         if plan.rate_rps is not None:
             schedule = phase_schedule(plan, schedule_seed(run.seed, endpoint.id, phase.index))
@@ -425,22 +428,22 @@ class Runner:
         sent: OpenLoopResult | None = None
         with self._loop_lag.window() as lag:
             async with self._client(endpoint, slots) as client:
-                reporter = asyncio.create_task(self._report_progress(endpoint.id, meter))
+                reporter = asyncio.create_task(self._report_progress(endpoint.id, meter, clock))
                 try:
                     if schedule is None:
                         await self._closed_loop(
-                            client, endpoint, phase, meter, limits, trims, finished
+                            client, endpoint, phase, meter, limits, trims, finished, clock
                         )
                     else:
                         sent = await self._open_loop(
-                            client, endpoint, phase, meter, limits, trims, schedule, finished
+                            client, endpoint, phase, meter, limits, trims, schedule, finished, clock
                         )
                 except asyncio.CancelledError:
                     await self._backlog.drain(endpoint.id, cancel=True)
                     raise
                 finally:
                     reporter.cancel()
-        wall_s = time.perf_counter() - started
+        wall_s = clock.now() - started
         meter.advance()
         await self._backlog.drain(endpoint.id)
         rule = None
@@ -454,14 +457,14 @@ class Runner:
                 errors=totals["errors"],
                 output_tokens=totals["tokens"],
                 wall_s=wall_s,
-                full_load_s=min(wall_s, meter.full_s) if meter.full_level else None,
+                full_load_s=min(wall_s, clock.seconds(meter.full_s)) if meter.full_level else None,
                 late_requests=sent.late if sent else 0,
                 unsent_requests=sent.unsent if sent else 0,
                 limit=limits.hit,
                 sweep_stop=rule,
-                verify_wait_s=self._backlog.take_held_s(endpoint.id),
-                loop_lag_p99_s=lag.p99_s,
-                loop_lag_max_s=lag.max_s,
+                verify_wait_s=clock.seconds(self._backlog.take_held_s(endpoint.id)),
+                loop_lag_p99_s=None if lag.p99_s is None else clock.seconds(lag.p99_s),
+                loop_lag_max_s=None if lag.max_s is None else clock.seconds(lag.max_s),
             )
         )
         return describe_stop(rule, tracker.points(), tracker.targets) if rule else None
@@ -475,6 +478,7 @@ class Runner:
         limits: PhaseLimits,
         trims: TrimWindows,
         finished: Callable[[RequestFinished], None],
+        clock: ModelTime,
     ) -> None:
         """Exactly ``concurrency`` requests in flight until the work, the time or a limit ends."""
         plan = phase.plan
@@ -484,15 +488,15 @@ class Runner:
 
         async def worker() -> None:
             for request_index, prompt in work:
-                if deadline is not None and time.perf_counter() >= deadline:
+                if deadline is not None and clock.now() >= deadline:
                     return
                 await gate.wait()  # a pause or an outage can outlast the phase's duration
-                if deadline is not None and time.perf_counter() >= deadline:
+                if deadline is not None and clock.now() >= deadline:
                     return
                 if _stops(limits, gate) is not None:
                     return
                 limits.sent += 1
-                offset_s = time.perf_counter() - limits.started
+                offset_s = clock.now() - limits.started
                 trimmed = trims.mark(request_index, offset_s)
 
                 def done(record: RequestFinished, trimmed: bool | None = trimmed) -> None:
@@ -512,12 +516,15 @@ class Runner:
         trims: TrimWindows,
         schedule: list[float],
         finished: Callable[[RequestFinished], None],
+        clock: ModelTime,
     ) -> OpenLoopResult:
-        """Requests sent on ``schedule``, each as it falls due; late ones say how late."""
+        """Requests sent on ``schedule`` (modelled seconds), each as it falls due; late ones say
+        how late."""
         prompts = phase.suite.prompts
 
-        async def send(index: int, due_s: float, late_s: float) -> None:
+        async def send(index: int, due_real_s: float, late_real_s: float) -> None:
             prompt = prompts[index % len(prompts)]
+            due_s, late_s = clock.seconds(due_real_s), clock.seconds(late_real_s)
 
             def done(record: RequestFinished) -> None:
                 finished(replace(record, late_s=late_s, trimmed=trims.mark(index, due_s)))
@@ -530,11 +537,12 @@ class Runner:
             limits.sent = sent
             return _stops(limits, gate) is not None
 
+        until_s = phase.plan.duration_s
         return await run_open_loop(
-            schedule,
+            [clock.real_s(due_s) for due_s in schedule],
             send,
             max_in_flight=phase.plan.concurrency or OPEN_LOOP_SLOTS,
-            send_until_s=phase.plan.duration_s,
+            send_until_s=None if until_s is None else clock.real_s(until_s),
             resume=gate.event,
             stop=stop,
         )
@@ -599,13 +607,16 @@ class Runner:
         measurement: Measurement,
     ) -> RequestFinished:
         """The row of one measured request, sent at wall time ``sent_t``, scored."""
+        # When its bytes went out, in real time: the run's timeline is real, its durations not.
+        sent_at = sent_t + measurement.queue_s + (measurement.setup_s or 0.0)
+        measurement = ModelTime(endpoint.time_scale).measurement(measurement)
         score = None
         if measurement.status != "error":
             tool_calls = parse_tool_calls(measurement.tool_calls_json)
             score = score_answer(phase.suite, prompt, measurement.answer_text, tool_calls)
         return RequestFinished(
-            # When its bytes went out: TTFT and E2E start there, so t + e2e_s is when it ended.
-            t=sent_t + measurement.queue_s + (measurement.setup_s or 0.0),
+            # TTFT and E2E start there: t + e2e_s / time_scale is when it ended.
+            t=sent_at,
             endpoint_id=endpoint.id,
             suite=phase.plan.suite,
             prompt_id=prompt.id,
@@ -617,7 +628,7 @@ class Runner:
             **asdict(measurement),
         )
 
-    async def _report_progress(self, endpoint_id: str, meter: TokenMeter) -> None:
+    async def _report_progress(self, endpoint_id: str, meter: TokenMeter, clock: ModelTime) -> None:
         last_t = time.perf_counter()
         last = (meter.tokens, meter.decode_tokens, meter.decode_s)
         while True:
@@ -630,9 +641,9 @@ class Runner:
                     time.time(),
                     endpoint_id,
                     meter.in_flight,
-                    (tokens - last[0]) / (now - last_t),
+                    clock.rate((tokens - last[0]) / (now - last_t)),
                     decode_tokens=decode_tokens - last[1],
-                    decode_s=decode_s - last[2],
+                    decode_s=clock.seconds(decode_s - last[2]),
                 )
             )
             last_t, last = now, (tokens, decode_tokens, decode_s)

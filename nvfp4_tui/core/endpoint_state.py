@@ -48,6 +48,7 @@ from nvfp4_tui.core.readouts import (
 )
 from nvfp4_tui.core.slo import Load, LoadTracker
 from nvfp4_tui.core.stats import StatsSummary, finite
+from nvfp4_tui.core.timing_doubt import timing_doubt
 
 RECENT_REQUESTS_LEN = 100
 RECENT_DECODE_N = 20  # decode tok/s shown when nothing streams: pooled over the last N requests
@@ -65,10 +66,11 @@ EndpointEvent = (
 )
 
 
-def request_end_t(event: RequestFinished) -> float:
-    """When the request ended: RequestFinished.t is when it was sent."""
+def request_end_t(event: RequestFinished, time_scale: float = 1.0) -> float:
+    """When the request ended: RequestFinished.t is when it was sent, on the run's real
+    timeline, and its e2e_s is in modelled seconds (``time_scale`` times real ones)."""
     e2e_s = finite(event.e2e_s)
-    return event.t + e2e_s if e2e_s is not None else event.t
+    return event.t + e2e_s / time_scale if e2e_s is not None else event.t
 
 
 class EndpointState:
@@ -91,7 +93,9 @@ class EndpointState:
         self.status_reported: EndpointStatusKind | None = None
         self.status_message: str | None = None
         self._phases: dict[int, PhaseTrack] = {
-            index: PhaseTrack(index, p.suite, p.concurrency, p.requests, p.duration_s, p.rate_rps)
+            index: PhaseTrack(
+                index, p.suite, p.concurrency, p.requests, p.duration_s, p.rate_rps, info.time_scale
+            )
             for index, p in enumerate(plans)
         }
         self.planned_requests: int | None = (
@@ -241,6 +245,18 @@ class EndpointState:
             return None
         return self.requests_done / (now - self.first_phase_t)
 
+    @property
+    def timing_doubt_s(self) -> float | None:
+        """The worst timing doubt of its finished phases (``core.timing_doubt``), or None."""
+        return max(
+            (
+                doubt
+                for phase in self._phases.values()
+                if phase.finished is not None and (doubt := timing_doubt(phase.finished))
+            ),
+            default=None,
+        )
+
     def eta_s(self, now: float) -> float | None:
         """Seconds until every phase is over (``PhaseTrack.remaining_s``); None if unknown."""
         if not self._phases:
@@ -373,7 +389,7 @@ class EndpointState:
         )
 
     def _on_request(self, event: RequestFinished) -> None:
-        end_t = request_end_t(event)
+        end_t = request_end_t(event, self.info.time_scale)
         self.load.add(event)
         phase = self._phases.get(event.phase_index)
         self.figures.add_request(

@@ -51,8 +51,9 @@ class EndpointInfo:
     active_params_b: float | None = None
     experts: int | None = None
     simulated: bool = False
-    # A simulator run faster than real time (demo --time-scale): its every speed reads this
-    # many times the modelled GPU's, and the views say so.
+    # A simulator run faster than real time (demo --time-scale): its plan and every duration
+    # and speed recorded are in modelled seconds, this many times real ones (bench.model_time);
+    # the run's timeline (every event's t) is real.
     time_scale: float = 1.0
     # The GPU host it runs on (the profile's `node`, else its URL's host); "" in older runs.
     node: str = ""

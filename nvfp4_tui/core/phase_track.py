@@ -1,5 +1,9 @@
 """PhaseTrack: one phase of an endpoint as the events tell it (planned, started, its requests,
-finished), with how far along it is and how long it has left."""
+finished), with how far along it is and how long it has left.
+
+A phase's plan and its requests' durations are in the run's modelled seconds (``time_scale``
+times real ones against a faster simulator, ``bench.model_time``); how far along it is and how
+long it has left are on the run's real timeline, as ``now`` is."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ class PhaseTrack:
         "requests_done",
         "started_t",
         "suite",
+        "time_scale",
     )
 
     def __init__(
@@ -31,6 +36,7 @@ class PhaseTrack:
         planned_requests: int | None,
         duration_s: float | None,
         rate_rps: float | None = None,
+        time_scale: float = 1.0,
     ) -> None:
         self.index = index
         self.suite = suite
@@ -38,6 +44,7 @@ class PhaseTrack:
         self.planned_requests = planned_requests
         self.duration_s = duration_s
         self.rate_rps = rate_rps
+        self.time_scale = time_scale
         self.started_t: float | None = None
         self.finished: PhaseFinished | None = None
         self.requests_done = 0
@@ -59,7 +66,8 @@ class PhaseTrack:
                 else 0.0
             )
         if self.duration_s and self.started_t is not None and now is not None:
-            return min(1.0, max(0.0, (now - self.started_t) / self.duration_s))
+            real_s = self.duration_s / self.time_scale
+            return min(1.0, max(0.0, (now - self.started_t) / real_s))
         return 0.0
 
     def remaining_s(
@@ -67,7 +75,8 @@ class PhaseTrack:
     ) -> float | None:
         """Seconds left in this phase, or None when it cannot be told yet.
 
-        ``request_s`` is how long a request of this endpoint takes (its recent mean): a closed
+        ``request_s`` is how long a request of this endpoint takes (its recent mean, modelled
+        seconds like the plan's; the answer is in real ones): a closed
         loop's requests take that in waves of its concurrency, an open loop's come at its rate,
         and a duration-bound phase runs that much past its duration while its last requests
         finish. Without it, the endpoint's rate of finished requests so far; that rate, taken
@@ -75,19 +84,21 @@ class PhaseTrack:
         """
         if self.finished is not None:
             return 0.0
+        scale = self.time_scale
+        request_s = None if request_s is None else request_s / scale
         tail_s = request_s or 0.0
         if self.planned_requests is not None:
             left = max(0, self.planned_requests - self.requests_done)
             if left == 0:
                 return 0.0
             if self.rate_rps:
-                return left / self.rate_rps + tail_s
+                return left / (self.rate_rps * scale) + tail_s
             if request_s is not None:
                 return math.ceil(left / max(1, self.concurrency)) * request_s
             return left / request_rate if request_rate else None
         if self.duration_s is not None:
             elapsed = now - self.started_t if self.started_t is not None else 0.0
-            return max(0.0, self.duration_s - elapsed) + tail_s
+            return max(0.0, self.duration_s / scale - elapsed) + tail_s
         return None
 
     def read(self, now: float | None) -> PhaseProgress:

@@ -92,7 +92,10 @@ class FleetState:
             self.dropped += 1
             return
         self.version += 1
-        at = request_end_t(event) if type(event) is RequestFinished else event.t
+        at = event.t
+        if type(event) is RequestFinished:
+            endpoint = self.endpoints.get(event.endpoint_id)
+            at = request_end_t(event, 1.0 if endpoint is None else endpoint.info.time_scale)
         if self.last_t is None or at > self.last_t:
             self.last_t = at
 

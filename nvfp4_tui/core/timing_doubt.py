@@ -16,6 +16,11 @@ from nvfp4_tui.core.events import PhaseFinished
 # 2-3 ms at p99), so it fires on a stall, not on noise.
 TIMING_DOUBT_LAG_S = 0.005
 
+# What a run against a faster simulator (demo --time-scale) records, said once where it is shown:
+# its times and speeds are the modelled GPU's (bench.model_time), and so is its loop lag, which
+# makes a client that could not keep up with the faster clock a phase in timing doubt.
+MODELLED_TIME = "times and speeds in modelled seconds"
+
 
 def timing_doubt(phase: PhaseFinished) -> float | None:
     """How late the phase's timings may read (its loop lag p99, seconds), or None when they can

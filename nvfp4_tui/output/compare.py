@@ -3,15 +3,18 @@
 - per endpoint, suite and load level: quality, speed (decode tok/s, or e2e tok/s when a run has
   no decode rate: a legacy import has no TTFT), TTFT p50, errors and suspects;
 - per endpoint and load level: aggregate throughput, from the leaderboard's levels;
-- per GPU: VRAM used before and after the run, as the report's VRAM table reads it.
+- per endpoint: VRAM used before and after the run on its GPU in each run, as the report's VRAM
+  table reads it (a model moved to another GPU is followed there).
 
 A metric that one run never measured is left out and named, rather than shown as a column of
-dashes. Endpoints are matched by id, then (for those left over) by label. Each metric of each
-cell is tested with a two-sided Mann-Whitney U test (normal approximation with tie and continuity
+dashes. Endpoints are matched by id, then (for those left over) by the model they serve, then by
+label; a label that changed is said. Times and speeds (TTFT, tok/s, throughput) are compared only
+between endpoints on one clock: a simulator run with ``--time-scale`` is on a faster one. Each
+metric of each cell is tested with a two-sided Mann-Whitney U test (normal approximation with tie and continuity
 corrections) on the per-request values of the requests that did not fail. A change is marked
 significant only when its p-value, Holm-adjusted over every test of the comparison, is below
 ``alpha``: a fleet of seven endpoints x six suites x two levels makes hundreds of tests, and
-unadjusted ones would flag noise every time. Whether significant or not, each change carries its
+unadjusted ones would flag noise every time. Each tested change, significant or not, carries its
 effect size, Cliff's delta: P(B > A) - P(B < A) over every pair of one request from each run
 (-1 to +1, 0: no shift). It is the Mann-Whitney U rescaled, so the test and the size agree, and it
 needs no unit: quality and speed read on one scale.
@@ -25,14 +28,14 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
 
 from nvfp4_tui.bench.provenance import config_differences
-from nvfp4_tui.core.events import EndpointInfo
+from nvfp4_tui.core.events import EndpointInfo, RunStarted
 from nvfp4_tui.core.figures.board import Board
 from nvfp4_tui.core.figures.comparison import (
     EFFECT_SIZE,
@@ -44,11 +47,13 @@ from nvfp4_tui.core.figures.comparison import (
     LevelChange,
     Metric,
     MetricChange,
+    Pairing,
     VramChange,
     metrics_for,
     relative_change,
 )
 from nvfp4_tui.core.figures.scores import HEURISTIC, SCORE_LABELS, VERIFIED
+from nvfp4_tui.core.gpu_track import GpuKey, GpuKeys
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import Load
 from nvfp4_tui.output.compare_server_view import (
@@ -131,27 +136,58 @@ def cliffs_delta(a: Sequence[float], b: Sequence[float]) -> float | None:
 
 
 def match_endpoints(
-    a: Sequence[EndpointInfo], b: Sequence[EndpointInfo]
-) -> tuple[list[tuple[EndpointInfo, EndpointInfo]], list[EndpointInfo], list[EndpointInfo]]:
-    """Pairs matched by id, then by label; and the endpoints of each side left unmatched."""
-    b_by_id = {e.id: e for e in b}
-    pairs = [(e, b_by_id[e.id]) for e in a if e.id in b_by_id]
-    taken_a = {x.id for x, _ in pairs}
-    taken_b = {y.id for _, y in pairs}
-    b_by_label = {e.label: e for e in b if e.id not in taken_b}
-    for e in a:
-        if e.id in taken_a:
-            continue
-        other = b_by_label.pop(e.label, None)
-        if other is not None:
-            pairs.append((e, other))
-            taken_a.add(e.id)
-            taken_b.add(other.id)
-    return (
-        pairs,
-        [e for e in a if e.id not in taken_a],
-        [e for e in b if e.id not in taken_b],
-    )
+    a: Sequence[EndpointInfo],
+    b: Sequence[EndpointInfo],
+    models_a: Mapping[str, str] | None = None,
+    models_b: Mapping[str, str] | None = None,
+) -> tuple[list[Pairing], list[EndpointInfo], list[EndpointInfo]]:
+    """Pairs matched by id, then by the model served (``models_*``: endpoint id -> the model,
+    where one run serves it from a single endpoint and the other too), then by label; and the
+    endpoints of each side left unmatched. A model name that several endpoints share (vLLM's
+    served name ``current``) pairs nothing."""
+    pairs: list[Pairing] = []
+    left_a, left_b = list(a), list(b)
+
+    def pair_by(how: str, key_a: Mapping[str, str], key_b: Mapping[str, str]) -> None:
+        unique_b = _unique({e.id: key_b[e.id] for e in left_b if e.id in key_b})
+        unique_a = _unique({e.id: key_a[e.id] for e in left_a if e.id in key_a})
+        by_key = {key: e for e in left_b if (key := unique_b.get(e.id)) is not None}
+        for e in list(left_a):
+            other = by_key.pop(unique_a[e.id], None) if e.id in unique_a else None
+            if other is None:
+                continue
+            pairs.append(
+                Pairing(e.id, other.id, e.label, other.label, how, e.time_scale, other.time_scale)
+            )
+            left_a.remove(e)
+            left_b.remove(other)
+
+    pair_by("id", {e.id: e.id for e in a}, {e.id: e.id for e in b})
+    pair_by("model", models_a or {}, models_b or {})
+    pair_by("label", {e.id: e.label for e in a}, {e.id: e.label for e in b})
+    order = {e.id: i for i, e in enumerate(a)}
+    return sorted(pairs, key=lambda p: order[p.endpoint_a]), left_a, left_b
+
+
+def _unique(keys: Mapping[str, str]) -> dict[str, str]:
+    """The entries of ``keys`` whose value no other entry shares."""
+    counts: dict[str, int] = defaultdict(int)
+    for key in keys.values():
+        counts[key] += 1
+    return {endpoint: key for endpoint, key in keys.items() if counts[key] == 1}
+
+
+def _models(snapshot: Snapshot, endpoints: Sequence[EndpointInfo]) -> dict[str, str]:
+    """Each endpoint's model: the root its server reported at start (the model's path), else
+    the model name the profile asks for."""
+    roots = {
+        c.endpoint_id: c.model_root
+        for e in snapshot.run_events()
+        if isinstance(e, RunStarted)
+        for c in e.configuration
+        if c.model_root
+    }
+    return {e.id: roots.get(e.id) or e.model for e in endpoints if roots.get(e.id) or e.model}
 
 
 def _endpoints(snapshot: Snapshot) -> tuple[EndpointInfo, ...]:
@@ -203,7 +239,8 @@ def _change(metric: Metric, a: list[float], b: list[float]) -> MetricChange:
         a=_summary(a, metric.summary),
         b=_summary(b, metric.summary),
         p_value=mann_whitney_u(a, b).p_value if testable else None,
-        cliffs_delta=cliffs_delta(a, b),
+        # Below the test's n the delta can only read -1, 0 or +1: no size to show.
+        cliffs_delta=cliffs_delta(a, b) if testable else None,
     )
 
 
@@ -259,24 +296,25 @@ def _failures(board: Board) -> dict[CellKey, Failures]:
 
 
 def _levels(
-    pairs: Sequence[tuple[EndpointInfo, EndpointInfo]],
+    pairs: Sequence[Pairing],
     board_a: Board,
     board_b: Board,
     label_of: dict[Load, str],
 ) -> tuple[LevelChange, ...]:
+    """Throughput per level of the pairs on one clock (a faster simulator's is not comparable)."""
     b_levels = {(r.endpoint, r.load): r for r in board_b.levels}
-    partner = {x.id: (x, y) for x, y in pairs}
+    partner = {p.endpoint_a: p for p in pairs if p.same_clock}
     changes = []
     for mine in board_a.levels:
-        info_a, info_b = partner.get(mine.endpoint, (None, None))
-        other = None if info_b is None else b_levels.get((info_b.id, mine.load))
-        if info_a is None or info_b is None or other is None:
+        pair = partner.get(mine.endpoint)
+        other = None if pair is None else b_levels.get((pair.endpoint_b, mine.load))
+        if pair is None or other is None:
             continue
         changes.append(
             LevelChange(
-                endpoint_a=info_a.id,
-                endpoint_b=info_b.id,
-                label=info_a.label,
+                endpoint_a=pair.endpoint_a,
+                endpoint_b=pair.endpoint_b,
+                label=pair.label,
                 load=mine.load,
                 load_label=label_of.get(mine.load, mine.load.label),
                 throughput_a_tps=mine.throughput_tps,
@@ -288,25 +326,46 @@ def _levels(
     return tuple(changes)
 
 
-def _vram(a: Snapshot, b: Snapshot, endpoints: Sequence[EndpointInfo]) -> tuple[VramChange, ...]:
-    """GPUs with readings in both runs, matched by index: a configuration experiment keeps
-    each model on its GPU."""
-    by_gpu: dict[int, str] = {}
-    for e in endpoints:
-        if e.gpu is not None:
-            by_gpu.setdefault(e.gpu, e.label)
-    a_rows = {r["gpu"]: r for r in vram_per_gpu(a.gpu()).iter_rows(named=True)}
+def _vram(
+    a: Snapshot,
+    b: Snapshot,
+    pairs: Sequence[Pairing],
+    endpoints_a: Sequence[EndpointInfo],
+    endpoints_b: Sequence[EndpointInfo],
+) -> tuple[VramChange, ...]:
+    """Per pair of endpoints with readings in both runs, A's GPU beside the GPU of B that serves
+    its pair (a model moved to another GPU is followed); then the GPUs no endpoint of either run
+    uses, each beside itself. In the order of A's GPUs."""
+    keys_a, keys_b = GpuKeys.of(endpoints_a), GpuKeys.of(endpoints_b)
+    rows_a, rows_b = (
+        {(r["node"], r["gpu"]): r for r in vram_per_gpu(s.gpu(), e).iter_rows(named=True)}
+        for s, e in ((a, endpoints_a), (b, endpoints_b))
+    )
+    info_a = {e.id: e for e in endpoints_a}
+    info_b = {e.id: e for e in endpoints_b}
+    found: list[tuple[GpuKey, GpuKey, str]] = []
+    for p in pairs:
+        card_a, card_b = (
+            keys_a.endpoint(info_a[p.endpoint_a]),
+            keys_b.endpoint(info_b[p.endpoint_b]),
+        )
+        if card_a is not None and card_b is not None:
+            found.append((card_a, card_b, p.label))
+    used_a = {k for e in endpoints_a if (k := keys_a.endpoint(e)) is not None}
+    used_b = {k for e in endpoints_b if (k := keys_b.endpoint(e)) is not None}
+    found += [(card, card, "") for card in rows_a if card not in used_a | used_b]
     return tuple(
         VramChange(
-            gpu=int(r["gpu"]),
-            label=by_gpu.get(int(r["gpu"]), ""),
-            before_a_mib=a_rows[r["gpu"]]["first_mib"],
-            after_a_mib=a_rows[r["gpu"]]["last_mib"],
-            before_b_mib=r["first_mib"],
-            after_b_mib=r["last_mib"],
+            gpu_a=card_a[1],
+            gpu_b=card_b[1],
+            label=label,
+            before_a_mib=rows_a[card_a]["first_mib"],
+            after_a_mib=rows_a[card_a]["last_mib"],
+            before_b_mib=rows_b[card_b]["first_mib"],
+            after_b_mib=rows_b[card_b]["last_mib"],
         )
-        for r in vram_per_gpu(b.gpu()).iter_rows(named=True)
-        if r["gpu"] in a_rows
+        for card_a, card_b, label in sorted(found, key=lambda f: f[0])
+        if card_a in rows_a and card_b in rows_b
     )
 
 
@@ -314,17 +373,22 @@ def compare_snapshots(
     a: Snapshot, b: Snapshot, *, alpha: float = DEFAULT_ALPHA, score: str | None = None
 ) -> Comparison:
     """Every cell present in both runs, each metric both measured tested; Holm-adjusted over
-    all tests; throughput per level and VRAM per GPU beside them."""
+    all tests; throughput per level and VRAM per GPU beside them. Times and speeds only for
+    pairs on one clock (``Pairing.same_clock``); none at all when no pair is."""
+    endpoints_a, endpoints_b = _endpoints(a), _endpoints(b)
+    pairs, only_a, only_b = match_endpoints(
+        endpoints_a, endpoints_b, _models(a, endpoints_a), _models(b, endpoints_b)
+    )
     every = metrics_for(score or default_score(a, b), default_speed(a, b))
-    metrics = tuple(m for m in every if _has(a, m.column) and _has(b, m.column))
+    one_clock = not pairs or any(p.same_clock for p in pairs)
+    metrics = tuple(
+        m for m in every if _has(a, m.column) and _has(b, m.column) and (one_clock or not m.timed)
+    )
     missing = tuple(
-        f"{m.label}: not measured in "
-        + " or ".join(side for side, run in (("A", a), ("B", b)) if not _has(run, m.column))
+        f"{m.label}: " + (_not_measured(m, a, b) or _other_clocks(pairs))
         for m in every
         if m not in metrics
-    )
-    endpoints_a, endpoints_b = _endpoints(a), _endpoints(b)
-    pairs, only_a, only_b = match_endpoints(endpoints_a, endpoints_b)
+    ) + (() if one_clock else (f"aggregate throughput: {_other_clocks(pairs)}",))
     board_a, board_b = snapshot_board(a), snapshot_board(b)
     in_flight_a, in_flight_b = recorded_in_flight(a.manifest), recorded_in_flight(b.manifest)
     loads = {r.load for r in board_a.rows} | {lv.load for lv in board_a.levels}
@@ -332,28 +396,30 @@ def compare_snapshots(
     samples_a, samples_b = _samples(a, metrics), _samples(b, metrics)
     failures_a, failures_b = _failures(board_a), _failures(board_b)
     cells: list[CellComparison] = []
-    for info_a, info_b in pairs:
+    for pair in pairs:
         # Suites in the order A ran them, load level by level; a cell whose every request
         # failed is compared too: its errors are a figure both runs have.
-        keys = sorted((k for k in failures_a if k[0] == info_a.id), key=lambda k: k[2].order)
+        keys = sorted((k for k in failures_a if k[0] == pair.endpoint_a), key=lambda k: k[2].order)
         for _, suite, load in keys:
-            other = failures_b.get((info_b.id, suite, load))
+            other = failures_b.get((pair.endpoint_b, suite, load))
             if other is None:
                 continue
-            mine = samples_a.get((info_a.id, suite, load), {})
-            theirs = samples_b.get((info_b.id, suite, load), {})
-            changes = tuple(
-                _change(m, mine.get(m.column, []), theirs.get(m.column, [])) for m in metrics
-            )
+            mine = samples_a.get((pair.endpoint_a, suite, load), {})
+            theirs = samples_b.get((pair.endpoint_b, suite, load), {})
+
+            def values(m: Metric, side: dict[str, list[float]], pair: Pairing = pair) -> list:
+                return side.get(m.column, []) if pair.same_clock or not m.timed else []
+
+            changes = tuple(_change(m, values(m, mine), values(m, theirs)) for m in metrics)
             cells.append(
                 CellComparison(
-                    info_a.id,
-                    info_b.id,
-                    info_a.label,
+                    pair.endpoint_a,
+                    pair.endpoint_b,
+                    pair.label,
                     suite,
                     load,
                     changes,
-                    failures_a[(info_a.id, suite, load)],
+                    failures_a[(pair.endpoint_a, suite, load)],
                     other,
                     label_of[load],
                 )
@@ -387,10 +453,24 @@ def compare_snapshots(
         metrics=metrics,
         missing=missing,
         levels=_levels(pairs, board_a, board_b, label_of),
-        vram=_vram(a, b, (*endpoints_a, *endpoints_b)),
+        vram=_vram(a, b, pairs, endpoints_a, endpoints_b),
         configuration_changes=tuple(config_differences(a.manifest, b.manifest)),
         server_view=server_view_pairs(a, b, pairs),
+        pairings=tuple(pairs),
     )
+
+
+def _not_measured(metric: Metric, a: Snapshot, b: Snapshot) -> str:
+    lacking = [side for side, run in (("A", a), ("B", b)) if not _has(run, metric.column)]
+    return "not measured in " + " or ".join(lacking) if lacking else ""
+
+
+def _other_clocks(pairs: Sequence[Pairing]) -> str:
+    scales_a = sorted({p.time_scale_a for p in pairs})
+    scales_b = sorted({p.time_scale_b for p in pairs})
+    clocks = ", ".join(f"×{s:g}" for s in scales_a) + " in A, "
+    clocks += ", ".join(f"×{s:g}" for s in scales_b) + " in B"
+    return f"the runs' simulator clocks differ ({clocks}), so their times are not comparable"
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -487,17 +567,20 @@ def render_comparison(comparison: Comparison, fmt: str = "text") -> str:
     if comparison.vram:
         parts.append(
             format_table(
-                ["GPU", "endpoint", "before A → B", "after A → B"],
+                ["GPU A → B", "endpoint", "before A → B", "after A → B"],
                 [
                     [
-                        str(v.gpu),
+                        v.gpus,
                         v.label or "—",
                         _mib_text(v.before_a_mib, v.before_b_mib),
                         _mib_text(v.after_a_mib, v.after_b_mib),
                     ]
                     for v in comparison.vram
                 ],
-                title="VRAM used per GPU (MiB; before: the run's first sample, after: its last)",
+                title=(
+                    "VRAM used on each endpoint's GPU "
+                    "(MiB; before: the run's first sample, after: its last)"
+                ),
                 markdown=markdown,
             )
         )
@@ -510,11 +593,12 @@ def render_comparison(comparison: Comparison, fmt: str = "text") -> str:
 def _notes(comparison: Comparison) -> list[str]:
     found = len(comparison.significant)
     notes = [
+        *comparison.pairing_notes,
         f"* significant: two-sided Mann-Whitney U, Holm-adjusted over {comparison.tests} tests, "
         f"p < {comparison.alpha:g}; cells with fewer than {MIN_N_FOR_TEST} requests on a side "
         "are not tested.",
         f"δ: {EFFECT_SIZE}, P(B > A) - P(B < A) over pairs of requests, -1 to +1 "
-        "(shown whether significant or not).",
+        "(on every tested change, significant or not).",
         f"{found} significant change{'s' if found != 1 else ''}.",
     ]
     speed = comparison.speed
@@ -558,6 +642,18 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "configuration_changes": list(c.configuration_changes),
         "only_a": list(c.only_a),
         "only_b": list(c.only_b),
+        "pairs": [
+            {
+                "endpoint_a": p.endpoint_a,
+                "endpoint_b": p.endpoint_b,
+                "label_a": p.label_a,
+                "label_b": p.label_b,
+                "matched_by": p.matched_by,
+                "time_scale_a": p.time_scale_a,
+                "time_scale_b": p.time_scale_b,
+            }
+            for p in c.pairings
+        ],
         "cells": [
             {
                 "endpoint_a": cell.endpoint_a,
@@ -607,7 +703,8 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         ],
         "vram": [
             {
-                "gpu": v.gpu,
+                "gpu_a": v.gpu_a,
+                "gpu_b": v.gpu_b,
                 "label": v.label or None,
                 "before_mib_a": v.before_a_mib,
                 "after_mib_a": v.after_a_mib,

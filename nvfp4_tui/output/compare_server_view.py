@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from nvfp4_tui.core.events import EndpointInfo
+from nvfp4_tui.core.figures.comparison import Pairing
 from nvfp4_tui.core.figures.server_view import ServerViewPair, ServerViewRow, pair_server_views
 from nvfp4_tui.output.report import snapshot_server_view
 from nvfp4_tui.output.tables import format_table
@@ -28,9 +28,9 @@ COLUMNS: tuple[tuple[str, Figure, float, str], ...] = (
 
 
 def server_view_pairs(
-    a: Snapshot, b: Snapshot, pairs: Sequence[tuple[EndpointInfo, EndpointInfo]]
+    a: Snapshot, b: Snapshot, pairs: Sequence[Pairing]
 ) -> tuple[ServerViewPair, ...]:
-    ids = [(x.id, y.id, x.label) for x, y in pairs]
+    ids = [(p.endpoint_a, p.endpoint_b, p.label) for p in pairs]
     return pair_server_views(ids, snapshot_server_view(a), snapshot_server_view(b))
 
 

@@ -50,7 +50,7 @@ from nvfp4_tui.core.slo import (
     load_axis,
     run_plans,
 )
-from nvfp4_tui.core.timing_doubt import timing_doubt
+from nvfp4_tui.core.timing_doubt import MODELLED_TIME, timing_doubt
 from nvfp4_tui.output.error_table import error_rows, error_table
 from nvfp4_tui.output.server_view import server_view_rows, server_view_table
 from nvfp4_tui.output.tables import format_table, table_cells
@@ -347,7 +347,7 @@ def speed_summary(board: Board) -> Table:
             ]
         )
     scale = max((e.time_scale for e in board.endpoints), default=1.0)
-    scaled = f"; simulator ×{scale:g}: every speed ×{scale:g}" if scale != 1.0 else ""
+    scaled = f"; simulator ×{scale:g}: {MODELLED_TIME}" if scale != 1.0 else ""
     return (
         f"Speed (decode pooled over requests, e2e mean per request, {_at(board.base_load)}{scaled})",
         [
@@ -625,9 +625,16 @@ def doubt_table(events: Sequence[Event], endpoints: Sequence[EndpointInfo]) -> T
     ]
     if not body:
         return None
+    scaled = sorted({e.time_scale for e in endpoints if e.time_scale != 1.0})
+    behind = (
+        f"; at simulator ×{', ×'.join(f'{k:g}' for k in scaled)} the lag is in modelled ms: "
+        "the client could not keep up with the simulator's clock, so run it slower"
+        if scaled
+        else ""
+    )
     return (
         "Timing doubt: the client's event loop ran late, so these phases' TTFT and ITL may read "
-        "up to its lag p99 long",
+        f"up to its lag p99 long{behind}",
         ["endpoint", "suite", "load", "loop lag p99 ms", "max ms"],
         body,
     )

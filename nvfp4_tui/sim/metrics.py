@@ -1,8 +1,9 @@
 """vLLM's Prometheus metrics for one simulated endpoint, in a registry of its own.
 
 Names, label and histogram buckets follow vLLM's /metrics so the telemetry code reads a
-simulated endpoint exactly as a real one. Latencies are observed in real (event loop) seconds,
-the same clock a client measures with, whatever the simulator's ``time_scale``.
+simulated endpoint exactly as a real one. Latencies are observed in modelled seconds (real
+ones times the simulator's ``time_scale``), the clock a client records a scaled run in
+(``bench.model_time``), so the server's view and the client's compare at any scale.
 """
 
 from __future__ import annotations

@@ -470,10 +470,10 @@ class SimEndpoint:
                 last_emit = now
             served = True
             self.load.served += 1
-            self.metrics.e2e_s.observe(loop.time() - job.arrived)
-            self.metrics.queue_s.observe(admitted - job.arrived)
-            self.metrics.prefill_s.observe(first_emit - admitted)
-            self.metrics.decode_s.observe(last_emit - first_emit)
+            self.metrics.e2e_s.observe((loop.time() - job.arrived) * self.time_scale)
+            self.metrics.queue_s.observe((admitted - job.arrived) * self.time_scale)
+            self.metrics.prefill_s.observe((first_emit - admitted) * self.time_scale)
+            self.metrics.decode_s.observe((last_emit - first_emit) * self.time_scale)
             self.load.finished[job.answer.finish_reason] += 1
         finally:
             if not served:
@@ -481,12 +481,13 @@ class SimEndpoint:
             self.load.release(held_kv)
 
     def _emitted(self, job: _Job, index: int, piece: Piece, gap_s: float) -> None:
-        """Account for a piece sent ``gap_s`` after the previous one (after arrival: TTFT)."""
+        """Account for a piece sent ``gap_s`` (real seconds) after the previous one (after
+        arrival: TTFT); the histograms hold modelled seconds, as the client records them."""
         if index == 0:
             self._prefilled(job)
-            self.metrics.ttft_s.observe(gap_s)
+            self.metrics.ttft_s.observe(gap_s * self.time_scale)
         else:
-            self.metrics.itl_s.observe(gap_s)
+            self.metrics.itl_s.observe(gap_s * self.time_scale)
         load = self.load
         load.kv_tokens += piece.tokens
         load.generation_tokens += piece.tokens

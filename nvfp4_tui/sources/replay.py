@@ -31,7 +31,7 @@ import bisect
 import contextlib
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,15 +68,26 @@ def _batch(events: list[Folded], reset: bool) -> list[Folded]:
     return ResetBatch(events) if reset else events
 
 
-def timeline_t(event: Event) -> float:
-    """When the event appears on the replay timeline: a request when it ended, others at ``t``."""
+def timeline_t(event: Event, time_scales: Mapping[str, float] | None = None) -> float:
+    """When the event appears on the replay timeline: a request when it ended (its e2e_s is in
+    the modelled seconds of its endpoint's ``time_scales``), others at ``t``."""
     if (
         isinstance(event, RequestFinished)
         and event.e2e_s is not None
         and math.isfinite(event.e2e_s)
     ):
-        return event.t + event.e2e_s
+        return event.t + event.e2e_s / (time_scales or {}).get(event.endpoint_id, 1.0)
     return event.t
+
+
+def _time_scales(run: Sequence[Event]) -> dict[str, float]:
+    """Each endpoint's simulator clock factor, from the run's starts (1: real time)."""
+    return {
+        info.id: info.time_scale
+        for event in run
+        if isinstance(event, RunStarted)
+        for info in event.endpoints
+    }
 
 
 def _ring_keep(by: list[str], extremes: list[pl.Expr]) -> pl.Expr:
@@ -123,6 +134,7 @@ class _Timeline:
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._run = snapshot.run_events()
+        self._time_scales = _time_scales(self._run)
         self._frames = {table: snapshot.table(table) for table in TABLES if table != EVENTS_TABLE}
         keys = [self._keys_of(table) for table in TABLES]
         self._own: list[Event] = []
@@ -157,12 +169,18 @@ class _Timeline:
         """``key`` (when each row appears on the timeline) and ``t`` of one table's rows."""
         if table == EVENTS_TABLE:
             return pl.DataFrame(
-                {"key": [timeline_t(e) for e in self._run], "t": [e.t for e in self._run]},
+                {
+                    "key": [timeline_t(e, self._time_scales) for e in self._run],
+                    "t": [e.t for e in self._run],
+                },
                 schema={"key": pl.Float64, "t": pl.Float64},
             )
         t = pl.col("t")
         if table == "requests":  # as timeline_t has it
-            e2e = pl.col("e2e_s")
+            scale = pl.col("endpoint_id").replace_strict(
+                self._time_scales, default=1.0, return_dtype=pl.Float64
+            )
+            e2e = pl.col("e2e_s") / scale
             return self._frames[table].select(
                 key=pl.when(e2e.is_finite()).then(t + e2e).otherwise(t), t=t
             )

@@ -54,20 +54,30 @@ def test_holm_adjustment() -> None:
     assert holm_adjust([]) == []
 
 
-def test_endpoints_match_by_id_then_label() -> None:
+def test_endpoints_match_by_id_then_model_then_label() -> None:
     a = [
         endpoint_info("x", 0, label="Same"),
         endpoint_info("y", 1, label="Label Y"),
         endpoint_info("z", 2, label="Only A"),
+        endpoint_info("q", 4, label="Qwen3.6"),
     ]
     b = [
         endpoint_info("x", 0, label="Renamed"),
         endpoint_info("y2", 1, label="Label Y"),
         endpoint_info("w", 3, label="Only B"),
+        endpoint_info("q2", 5, label="Qwen3.6 (fp8)"),
     ]
-    pairs, only_a, only_b = match_endpoints(a, b)
-    assert [(x.id, y.id) for x, y in pairs] == [("x", "x"), ("y", "y2")]
+    # Every endpoint serves "current"; only q and q2 report one model root, the same.
+    models_a = {"x": "current", "y": "current", "z": "current", "q": "/m/Qwen3.6"}
+    models_b = {"x": "current", "y2": "current", "w": "current", "q2": "/m/Qwen3.6"}
+    pairs, only_a, only_b = match_endpoints(a, b, models_a, models_b)
+    assert [(p.endpoint_a, p.endpoint_b, p.matched_by) for p in pairs] == [
+        ("x", "x", "id"),
+        ("y", "y2", "label"),
+        ("q", "q2", "model"),
+    ]
     assert [e.id for e in only_a] == ["z"] and [e.id for e in only_b] == ["w"]
+    assert [p.label for p in pairs] == ["Same → Renamed", "Label Y", "Qwen3.6 → Qwen3.6 (fp8)"]
 
 
 @pytest.fixture
@@ -239,7 +249,7 @@ def test_two_legacy_imports_compare_on_e2e_speed_and_vram(tmp_path: Path, capsys
         ("dense_b", "seed c=4: 8 in flight"),
     ]
     assert [lv.relative for lv in comparison.levels] == pytest.approx([0.5] * 4, abs=0.01)
-    assert [(v.gpu, v.label, v.after_a_mib, v.after_b_mib) for v in comparison.vram] == [
+    assert [(v.gpu_a, v.label, v.after_a_mib, v.after_b_mib) for v in comparison.vram] == [
         (0, "Alpha MoE", 92866.0, 92470.0),
         (1, "Beta Dense", 92478.0, 92478.0),
         (2, "", 1156.0, 1156.0),
@@ -293,7 +303,8 @@ def test_two_simulated_runs_compare_on_decode_speed_and_throughput_per_level(
     body = json.loads(out)
     assert set(body) == {
         "run_a", "run_b", "alpha", "tests", "effect_size", "speed", "metrics", "missing",
-        "configuration_changes", "only_a", "only_b", "cells", "levels", "vram", "server_view",
+        "configuration_changes", "only_a", "only_b", "pairs", "cells", "levels", "vram",
+        "server_view",
     }  # fmt: skip
     assert (body["speed"], body["effect_size"]) == ("decode_tps", "cliffs_delta")
     cell = body["cells"][0]

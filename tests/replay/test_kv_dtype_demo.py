@@ -72,7 +72,7 @@ def test_a_different_kv_cache_dtype_shows_in_compare_with_its_speed_and_vram(
         # The model says about -10 %; the same run twice on this busy machine differs by 3 %.
         assert -0.4 < m["relative_change"] < -0.02, (endpoint, m)
     # vLLM takes the same budget for either cache.
-    assert {v["gpu"] for v in body["vram"]} == {0, 1}
+    assert {v["gpu_a"] for v in body["vram"]} == {0, 1}
     assert all(v["before_mib_b"] == v["before_mib_a"] for v in body["vram"])
 
     # The seed's auto run, at vLLM's default utilisation: its VRAM step comes back, named.
@@ -83,7 +83,7 @@ def test_a_different_kv_cache_dtype_shows_in_compare_with_its_speed_and_vram(
         "gpu_memory_utilization: 0.95 → 0.9 on GPU 0,1",
         "num_gpu_blocks: 32768 → 16384 on GPU 0,1",
     ]
-    vram = {v["gpu"]: v for v in body["vram"]}
+    vram = {v["gpu_a"]: v for v in body["vram"]}
     assert vram[0]["before_mib_a"] == 92_316  # the seed's figure at fp8
     for v in vram.values():
         assert v["before_mib_b"] - v["before_mib_a"] == pytest.approx(-0.05 * 97_887)

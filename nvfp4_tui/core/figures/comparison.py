@@ -3,7 +3,13 @@ figure in A and in B with its test and effect size (``nvfp4_tui.output.compare``
 from two snapshots; ``compare``'s text, markdown and JSON and the compare screen format them).
 
 A change is significant when its Holm-adjusted p-value is below the comparison's ``alpha``;
-whether significant or not it carries Cliff's delta, P(B > A) - P(B < A), -1 to +1.
+wherever it is tested, significant or not, it carries Cliff's delta, P(B > A) - P(B < A), -1 to
++1. A cell too small to test has no effect size either: at n = 1 a side delta can only read -1, 0
+or +1, and any two different values read as the largest possible effect.
+
+Endpoints pair by id, then by the model they serve, then by label; a pair whose label changed
+says so. Times and speeds are compared only between endpoints that ran on the same clock: a
+simulator run ``--time-scale 10`` times faster is on another one.
 """
 
 from __future__ import annotations
@@ -63,6 +69,30 @@ def relative_change(a: float | None, b: float | None) -> float | None:
 
 
 @dataclass(frozen=True)
+class Pairing:
+    """One endpoint of A and the one of B it is compared with, and what paired them."""
+
+    endpoint_a: str
+    endpoint_b: str
+    label_a: str
+    label_b: str
+    matched_by: str  # "id" | "model" | "label"
+    time_scale_a: float = 1.0  # the simulator's clock factor of each (1: real time)
+    time_scale_b: float = 1.0
+
+    @property
+    def label(self) -> str:
+        """The label both runs gave it, or ``A's → B's`` where it changed."""
+        if self.label_a == self.label_b:
+            return self.label_a
+        return f"{self.label_a} → {self.label_b}"
+
+    @property
+    def same_clock(self) -> bool:
+        return self.time_scale_a == self.time_scale_b
+
+
+@dataclass(frozen=True)
 class MetricChange:
     metric: Metric
     n_a: int
@@ -72,7 +102,8 @@ class MetricChange:
     p_value: float | None  # None: too few values to test
     p_adjusted: float | None = None
     significant: bool = False
-    cliffs_delta: float | None = None  # the effect size, significant or not (module docstring)
+    # The effect size wherever the change is tested, significant or not (module docstring).
+    cliffs_delta: float | None = None
 
     @property
     def delta(self) -> float | None:
@@ -137,14 +168,22 @@ class LevelChange:
 
 @dataclass(frozen=True)
 class VramChange:
-    """VRAM used on one GPU (MiB, as nvidia-smi reports it), first and last sample of each run."""
+    """VRAM used (MiB, as nvidia-smi reports it), first and last sample of each run, on the GPU
+    of one endpoint in A and the GPU of its pair in B (a model moved to another GPU is followed
+    there); a GPU that no endpoint uses in either run is paired with itself."""
 
-    gpu: int
-    label: str  # the endpoint served from it in A (else in B), "" for none
+    gpu_a: int
+    gpu_b: int
+    label: str  # the pair's label (Pairing.label), "" for a GPU no endpoint uses
     before_a_mib: float
     after_a_mib: float
     before_b_mib: float
     after_b_mib: float
+
+    @property
+    def gpus(self) -> str:
+        """``3``, or ``1 → 0`` where the pair's model moved to another GPU."""
+        return str(self.gpu_a) if self.gpu_a == self.gpu_b else f"{self.gpu_a} → {self.gpu_b}"
 
 
 @dataclass(frozen=True)
@@ -163,6 +202,29 @@ class Comparison:
     # What the runs measured differs before any figure does (provenance.config_differences).
     configuration_changes: tuple[str, ...] = ()
     server_view: tuple[ServerViewPair, ...] = ()  # the servers' own figures, per level
+    pairings: tuple[Pairing, ...] = ()
+
+    @property
+    def pairing_notes(self) -> tuple[str, ...]:
+        """What a reader must know of how the endpoints were paired: each label that changed,
+        each pair made by model, and the clocks that differ (their times are left out)."""
+        notes = [
+            f"label changed: {p.label_a} → {p.label_b} (paired by {p.matched_by})"
+            for p in self.pairings
+            if p.label_a != p.label_b
+        ]
+        notes += [
+            f"paired by the model they serve: {p.endpoint_a} → {p.endpoint_b}"
+            for p in self.pairings
+            if p.matched_by == "model" and p.label_a == p.label_b
+        ]
+        notes += [
+            f"{p.label}: simulator clock ×{p.time_scale_a:g} in A, ×{p.time_scale_b:g} in B; "
+            "its times and speeds are not compared"
+            for p in self.pairings
+            if not p.same_clock
+        ]
+        return tuple(notes)
 
     @property
     def significant(self) -> tuple[tuple[CellComparison, MetricChange], ...]:

@@ -77,7 +77,7 @@ class PaneFigures:
     levels: tuple[LevelFigures, ...]  # once an endpoint's phase at a level finished
     server: ServerGauges | None  # None before the server's first scrape
     timing_doubt_s: float | None  # the worst finished phase's, when over the threshold
-    time_scale: float  # a simulator's clock factor: every speed here is this many times too
+    time_scale: float  # a simulator's clock factor: every figure here is in modelled time
 
     def json(self, t_s: float | None) -> dict[str, Any]:
         """The ``--json`` line of this pane at ``t_s`` seconds since the run started."""

@@ -37,6 +37,7 @@ from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import CapacityRow, Load, LoadPoint, load_axis
 from nvfp4_tui.core.stats import StatsSummary, finite, percentiles
 from nvfp4_tui.core.text_fit import fit_words
+from nvfp4_tui.core.timing_doubt import MODELLED_TIME
 
 SEED_FIGURES = ("quality", "speed", "throughput_scaling", "latency", "output_length", "profile")
 ADDED_FIGURES = ("ttft", "itl", "throughput_vs_load", "pareto", "vram", "benchmarks")
@@ -338,8 +339,8 @@ class FigureInputs:
 
 
 def clock_note(board: Board) -> str:
-    """What a simulator run faster than real time (demo --time-scale) does to every speed and
-    time drawn; "" when every endpoint ran on real time."""
+    """That a simulator run faster than real time (demo --time-scale) is drawn in modelled
+    time; "" when every endpoint ran on real time."""
     labels = {s.endpoint_id: s.label for s in series_of(board)}
     scaled: dict[float, list[str]] = {}
     for e in board.endpoints:
@@ -349,9 +350,11 @@ def clock_note(board: Board) -> str:
         return ""
     if len(scaled) == 1 and len(next(iter(scaled.values()))) == len(board.endpoints):
         (scale,) = scaled
-        return f"simulator ×{scale:g}: every speed ×{scale:g}, every time ÷{scale:g}"
-    return "simulator " + "; ".join(
-        f"×{k:g} for {', '.join(names)}: speeds ×{k:g}, times ÷{k:g}" for k, names in scaled.items()
+        return f"simulator ×{scale:g}: {MODELLED_TIME}"
+    return (
+        "simulator "
+        + "; ".join(f"×{k:g} for {', '.join(names)}" for k, names in scaled.items())
+        + f": {MODELLED_TIME}"
     )
 
 
@@ -593,7 +596,7 @@ def profile_radar(inputs: FigureInputs) -> Profile | Omitted:
         quality = [getattr(table.cell(suite, eid), "mean", None) for suite in suites]
         speed = speeds[eid]
         values[eid] = (*quality, speed / fastest if speed is not None and fastest else None)
-    # Speed relative to the fastest: one clock for all cancels out, different clocks do not.
+    # Speed relative to the fastest, each in its modelled time: endpoints on other clocks say so.
     mixed = len({e.time_scale for e in board.endpoints}) > 1
     note = inputs.clock_note if mixed else ""
     return Profile("profile", title, (*suites, "speed"), series_of(board), values, note)

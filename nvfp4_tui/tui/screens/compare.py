@@ -6,7 +6,7 @@ The numbers and the tests come from ``nvfp4_tui.output.compare`` (Mann-Whitney U
 Holm-adjusted over the whole comparison); this screen only lays them out. A change is coloured
 only when it is significant: better in the success colour, worse in the error colour. Every
 cell shows how many requests it rests on, since "no significant change" at n = 3 means little,
-and its effect size (Cliff's delta) whether significant or not.
+and each tested change its effect size (Cliff's delta), significant or not.
 """
 
 from __future__ import annotations
@@ -211,8 +211,8 @@ def _notes(c: Comparison) -> list[Content]:
             ("* ", "bold"),
             (
                 f"significant: two-sided Mann-Whitney U, Holm-adjusted over {c.tests} tests, "
-                f"p < {c.alpha:g}; fewer than {MIN_N_FOR_TEST} requests a side: not tested. "
-                f"δ: {EFFECT_SIZE}, P(B > A) - P(B < A), -1 to +1.",
+                f"p < {c.alpha:g}; fewer than {MIN_N_FOR_TEST} requests a side: not tested, "
+                f"no δ. δ: {EFFECT_SIZE}, P(B > A) - P(B < A), -1 to +1.",
                 "$text-muted",
             ),
         ),
@@ -240,6 +240,8 @@ def _notes(c: Comparison) -> list[Content]:
                 "$text-muted",
             )
         )
+    for note in c.pairing_notes:
+        notes.append(Content.styled(one_line(note), "$warning"))
     for reason in c.missing:
         notes.append(Content.styled("left out, " + one_line(reason), "$text-muted"))
     if c.only_a:
@@ -311,13 +313,13 @@ def _fill_levels(table: DataTable, levels: tuple[LevelChange, ...], styles: Cell
 
 
 def _fill_vram(table: DataTable, vram: tuple[VramChange, ...]) -> None:
-    table.add_column(Text("GPU", justify="right"), key="gpu")
+    table.add_column(Text("GPU A → B", justify="right"), key="gpu")
     table.add_column("endpoint", key="endpoint")
     for label, key in (("before A → B", "before"), ("after A → B", "after")):
         table.add_column(Text(label, justify="right"), key=key)
     for v in vram:
         table.add_row(
-            Text(str(v.gpu), justify="right"),
+            Text(v.gpus, justify="right"),
             Text(one_line(v.label) or units.DASH),
             Text(f"{v.before_a_mib:,.0f} → {v.before_b_mib:,.0f}", justify="right"),
             Text(f"{v.after_a_mib:,.0f} → {v.after_b_mib:,.0f}", justify="right"),

@@ -228,14 +228,8 @@ def timing_line(figures: PaneFigures) -> TimingLine:
 
 def decode_words(figures: PaneFigures) -> tuple[str, ...]:
     """The words beside the big number, saying what it is: the live rate at the phase's level,
-    paused, or once phases are over the mean at the base level and the others after it."""
-    if figures.time_scale != 1.0:
-        scale = f"×{figures.time_scale:g}"
-        return (*(f"{words} {scale}" for words in _decode_words(figures)), scale)
-    return _decode_words(figures)
-
-
-def _decode_words(figures: PaneFigures) -> tuple[str, ...]:
+    paused, or once phases are over the mean at the base level and the others after it. A
+    scaled simulator's rate is in modelled time, which the run's header says once."""
     # Longest first; a pane 26 columns wide has 15 beside the number, so the last ones fit it.
     if figures.decode_kind == "paused":
         return ("paused: no new requests", "paused")

@@ -13,6 +13,7 @@ from textual.widget import Widget
 
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.core.state import FleetState
+from nvfp4_tui.core.timing_doubt import MODELLED_TIME
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.readouts import phase_text
 from nvfp4_tui.tui.source_status import FollowReadout, ReplayReadout
@@ -38,7 +39,9 @@ class RunReadout:
     phases: Phases
     replay: ReplayReadout | None = None
     quiet_s: int = 0  # a stale followed run: seconds since anything new arrived
-    time_scale: float = 1.0  # a simulator run faster than real time: every speed is this × too
+    time_scale: float = 1.0  # a simulator run faster than real time, figures in modelled time
+    # Its worst phase's timing doubt (modelled seconds): a scaled client that could not keep up.
+    behind_s: float | None = None
 
 
 def _coarse(eta_s: float) -> int:
@@ -102,6 +105,14 @@ def run_readout(
         errors=state.errors,
         phases=tuple(phases),
         time_scale=max((e.info.time_scale for e in state.endpoints.values()), default=1.0),
+        behind_s=max(
+            (
+                doubt
+                for e in state.endpoints.values()
+                if e.info.time_scale != 1.0 and (doubt := e.timing_doubt_s) is not None
+            ),
+            default=None,
+        ),
         replay=replay,
         quiet_s=follow.quiet_s if follow is not None and mode == "stale" else 0,
     )
@@ -133,6 +144,7 @@ class SummaryLine:
     errors: int
     quiet_s: int
     time_scale: float
+    behind_s: float | None
     # A replay shows (requests done, total) here, its timeline on the meter; a run its clock.
     requests: tuple[int, int | None] | None
     elapsed_s: float | None
@@ -147,6 +159,7 @@ def summary_line(r: RunReadout) -> SummaryLine:
         errors=r.errors,
         quiet_s=r.quiet_s,
         time_scale=r.time_scale,
+        behind_s=r.behind_s,
         requests=(r.requests_done, r.requests_total) if replay else None,
         elapsed_s=None if replay else r.elapsed_s,
         eta_s=None if replay else r.eta_s,
@@ -192,13 +205,22 @@ class RunSummary(HeaderLine[SummaryLine]):
             middle = (("   elapsed ", "$text-muted"), elapsed, ("   ETA ", "$text-muted"), eta)
             compact = (elapsed, ("  ETA ", "$text-muted"), eta)
         scaled = (
-            (f"  simulator ×{r.time_scale:g}: speeds ×{r.time_scale:g}", "bold $warning")
+            (f"  simulator ×{r.time_scale:g}: {MODELLED_TIME}", "bold $warning")
             if r.time_scale != 1.0
+            else ""
+        )
+        behind = (
+            (
+                f"  ⚠ client fell behind: timings up to {r.behind_s * 1000:.0f} ms late",
+                "bold $error",
+            )
+            if r.behind_s is not None
             else ""
         )
         full = Content.assemble(
             (r.run_name, "bold"),
             scaled,
+            behind,
             "  ",
             (label, style),
             *middle,
@@ -210,6 +232,7 @@ class RunSummary(HeaderLine[SummaryLine]):
         return Content.assemble(
             (r.run_name, "bold"),
             (f" ×{r.time_scale:g}", "bold $warning") if r.time_scale != 1.0 else "",
+            (" ⚠ behind", "bold $error") if r.behind_s is not None else "",
             " ",
             (compact_label, style),
             " ",
