@@ -50,6 +50,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 MAX_LINE_BYTES = 16 << 20  # one message; the answer's memory limit bounds it anyway
+ENDED = "the other process ended"  # why the wire broke when the answer's process exited
 _MESSAGE_CHARS = 300
 _REASON_CHARS = 160
 _ENCODE_DEPTH = 200  # deeper (or cyclic) values cross as handles
@@ -153,7 +154,10 @@ class Remote:
         return self._wire.request({"q": op, "o": self._ref, **fields})
 
     def _method(self, name: str, *args: Any) -> Any:
-        return self._ask("method", n=name, a=self._wire.encode(list(args)))
+        try:
+            return self._ask("method", n=name, a=self._wire.encode(list(args)))
+        except AttributeError:  # as Python says of an object without the method: list() asks
+            raise TypeError(f"the answer's object has no {name}") from None
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
@@ -327,9 +331,11 @@ class Wire:
         except OSError as error:
             self._break(f"reading the wire failed ({error.strerror})")
         if not line:
-            self._break("the other process ended")
-        if len(line) > MAX_LINE_BYTES or not line.endswith(b"\n"):
+            self._break(ENDED)
+        if len(line) > MAX_LINE_BYTES:
             self._break(f"a message over {MAX_LINE_BYTES >> 20} MiB")
+        if not line.endswith(b"\n"):
+            self._break("a line cut off by the end of the wire")
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
@@ -522,11 +528,11 @@ def run_test(job: dict[str, Any], name: str, read_fd: int, write_fd: int) -> dic
         exec(compile(job.get("stub") or "", "stub.py", "exec"), namespace)
         names = wire.request({"q": "names", "a": wire.encode(list(job["wanted"]))})
     except AnswerLost:
-        return {"outcome": "failed", "reason": wire.lost, "lost": True}
+        return {"outcome": "failed", "reason": wire.lost, "lost": wire.lost}
     except BaseException as error:
         return {"outcome": "failed", "reason": "solution: " + reason(error, "")}
     if type(names) is not dict:
-        return {"outcome": "failed", "reason": "the answer replied no names", "lost": True}
+        return {"outcome": "failed", "reason": "the answer replied no names", "lost": "no names"}
     answered = {n: v for n, v in names.items() if n in job["wanted"]}
     solution = types.ModuleType("solution")
     solution.__dict__.update(answered)
@@ -539,8 +545,8 @@ def run_test(job: dict[str, Any], name: str, read_fd: int, write_fd: int) -> dic
             asyncio.run(result)
     except BaseException as error:
         if wire.lost:
-            return {"outcome": "failed", "reason": wire.lost, "lost": True}
+            return {"outcome": "failed", "reason": wire.lost, "lost": wire.lost}
         return {"outcome": "failed", "reason": reason(error, job["tests"])}
     if wire.lost:  # a bare except in the test swallowed AnswerLost
-        return {"outcome": "failed", "reason": wire.lost, "lost": True}
+        return {"outcome": "failed", "reason": wire.lost, "lost": wire.lost}
     return {"outcome": "passed", "reason": ""}

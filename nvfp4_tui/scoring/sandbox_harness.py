@@ -306,7 +306,7 @@ def run_one(job: dict[str, Any], bridge: Any, name: str) -> dict[str, str]:
         outcome, reason = result["outcome"], str(result.get("reason", ""))
     except (ValueError, KeyError, TypeError):
         return {"outcome": "crashed", "reason": "tests: " + _ended(tests_status)}
-    if outcome == "failed" and result.get("lost") and answer_status is not None:
+    if result.get("lost") == bridge.ENDED and answer_status is not None:
         return {"outcome": "crashed", "reason": _ended(answer_status)}
     if outcome == "failed" and result.get("lost"):
         return {"outcome": "failed", "reason": "answer: " + reason}
