@@ -150,8 +150,10 @@ def report(numbers: dict) -> list[str]:
 
 
 NOTES = [
-    "Each verification starts a sandbox (bubblewrap and a Python interpreter) and forks one "
-    "child for the problem's check: the start-up, not the tests, is most of its cost.",
+    "Each verification starts a sandbox (bubblewrap and a Python interpreter) and forks two "
+    "children for the problem's check, the answer's process and the tests' (which alone writes "
+    "the verdict), each call of the answer's function crossing a pipe between them: the "
+    "start-up, not the tests, is most of its cost.",
     "The fleet's rate is for real-speed endpoints (time scale 1); a demo run faster than real "
     "time asks for that many times more, and its sends then wait on verification.",
 ]

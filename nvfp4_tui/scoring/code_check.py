@@ -13,8 +13,10 @@ replaces the stub's, whose imports and helper functions stay, so an answer that 
 ``from typing import List`` still runs. Failing that, the first one that continues the stub's
 function (a body alone; one written flush left is indented) runs appended to the stub.
 
-The score is
-passed / total hidden tests; the detail lists the failing tests, each with its reason, and which
+The tests never share a process with that code (``sandbox_bridge``): they run beside the stub,
+and reach only the names they take from the answer's program, through calls whose replies are
+plain data; the verdict is what their own asserts decide. The score is passed / total hidden
+tests; the detail lists the failing tests, each with its reason, and which
 sandbox ran them (``sandbox:bwrap`` or ``sandbox:rlimit-only``).
 """
 
@@ -153,5 +155,12 @@ def score_code(
         code, why = select_code(answer_text, check.defines)
     if code is None:
         return 0.0, f"passed:0/{len(check.tests.names)}|{why}"
-    run = run_hidden_tests(code, check.tests, limits=limits, use_bwrap=use_bwrap)
+    run = run_hidden_tests(
+        code,
+        check.tests,
+        stub=check.stub or "",
+        defines=check.defines,
+        limits=limits,
+        use_bwrap=use_bwrap,
+    )
     return run.passed / len(run.outcomes), describe(run)

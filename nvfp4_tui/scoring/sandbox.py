@@ -35,6 +35,7 @@ fallback makes one); the next run removes those whose process is gone.
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import functools
 import itertools
@@ -60,6 +61,7 @@ from nvfp4_tui.scoring.sandbox_view import bwrap_args
 SandboxKind = Literal["bwrap", "rlimit-only"]
 Outcome = Literal["passed", "failed", "timeout", "crashed", "not_run"]
 HARNESS_PATH = Path(__file__).with_name("sandbox_harness.py")
+BRIDGE_PATH = Path(__file__).with_name("sandbox_bridge.py")
 SANDBOX_UIDS_FROM = 0x7F000000  # 2130706432: far above any account, below the signed limit
 _UIDS_PER_PROCESS = 64
 _PROCESS_BLOCKS = 1024  # uid blocks, chosen by pid, so concurrent benchmarks rarely share one
@@ -131,7 +133,8 @@ def _probe(kind: SandboxKind) -> str:
     """Start the harness with no tests; "" when it came up, else what stopped it."""
     empty = HiddenTests("", ())
     try:
-        stdout, stderr, note = _start(kind, "", empty, SandboxLimits(), _PROBE_TIMEOUT_S)
+        job = _job("", empty, "", (), SandboxLimits())
+        stdout, stderr, note = _start(kind, job, SandboxLimits(), _PROBE_TIMEOUT_S)
     except OSError as e:
         return str(e)
     try:
@@ -157,10 +160,10 @@ def sandbox_kind(use_bwrap: bool | None = None) -> tuple[SandboxKind, str]:
     return "rlimit-only", why
 
 
-def _preload(tests: HiddenTests) -> list[str]:
-    """Top-level modules the hidden tests import, loaded once by the harness before forking."""
+def _preload(tests: HiddenTests, stub: str) -> list[str]:
+    """Top-level modules the hidden tests and the stub import, loaded once before forking."""
     names = {"asyncio"}
-    for node in ast.walk(parse_python(tests.source)):
+    for node in ast.walk(parse_python(tests.source + "\n" + stub)):
         if isinstance(node, ast.Import):
             names.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -169,12 +172,44 @@ def _preload(tests: HiddenTests) -> list[str]:
     return sorted(names)
 
 
-def _job(code: str, tests: HiddenTests, limits: SandboxLimits) -> bytes:
+def wanted_names(tests: HiddenTests, stub: str, defines: tuple[str, ...]) -> list[str]:
+    """The names the tests take from the answer's program: ``defines``, and every name the
+    tests read that neither they, the stub (trusted: it runs beside the tests) nor the
+    built-ins bind. So the answer cannot stand in for ``len`` or for a stub's helper."""
+    read, bound = _read_and_bound(tests.source)
+    bound |= _read_and_bound(stub)[1] | set(dir(builtins))
+    return sorted(set(defines) | (read - bound))
+
+
+def _read_and_bound(source: str) -> tuple[set[str], set[str]]:
+    """The names ``source`` reads, and those it binds anywhere (a def, an argument, an import)."""
+    read: set[str] = set()
+    bound: set[str] = set()
+    for node in ast.walk(parse_python(source)):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return read, bound
+
+
+def _job(
+    code: str, tests: HiddenTests, stub: str, defines: tuple[str, ...], limits: SandboxLimits
+) -> bytes:
     job = {
         "solution": code,
         "tests": tests.source,
+        "stub": stub,
+        "wanted": wanted_names(tests, stub, defines),
+        "bridge": _text(BRIDGE_PATH),
         "names": list(tests.names),
-        "preload": _preload(tests),
+        "preload": _preload(tests, stub),
         "seccomp": True,
         "limits": {
             **asdict(limits),
@@ -208,10 +243,16 @@ def run_hidden_tests(
     code: str,
     tests: HiddenTests,
     *,
+    stub: str = "",
+    defines: tuple[str, ...] = (),
     limits: SandboxLimits | None = None,
     use_bwrap: bool | None = None,
 ) -> SandboxRun:
     """Run ``tests`` against ``code`` in a sandbox subprocess; blocks until done or killed.
+
+    The tests run in a process of their own, beside ``stub`` (trusted code they may use, such as
+    a HumanEval problem's helpers); from ``code`` they get only the names ``wanted_names``
+    gives, each reached through ``sandbox_bridge``.
 
     Call it from a worker thread (``verify.score_verified_async`` does): it waits on a
     subprocess for up to ``limits.startup_s`` plus one test timeout per test. Raises
@@ -223,7 +264,8 @@ def run_hidden_tests(
     if kind == "rlimit-only" and (refused := fallback_refusal()):
         raise SandboxUnavailable(f"no bubblewrap; as root, {refused}")
     budget_s = limits.startup_s + len(tests.names) * (limits.test_timeout_s + 1.0)
-    stdout, stderr, note = _start(kind, code, tests, limits, budget_s)
+    job = _job(code, tests, stub, defines, limits)
+    stdout, stderr, note = _start(kind, job, limits, budget_s)
     seccomp, found = _parse(stdout, tests)
     if len(found) < len(tests.names) and not note:
         lines = stderr.strip().splitlines()
@@ -284,12 +326,12 @@ def uid_block(maps: list[str], pid: int) -> int | None:
 
 
 def _start(
-    kind: SandboxKind, code: str, tests: HiddenTests, limits: SandboxLimits, budget_s: float
+    kind: SandboxKind, job: bytes, limits: SandboxLimits, budget_s: float
 ) -> tuple[str, str, str]:
     """One harness run of ``kind`` under its own uid; stdout, stderr and a note on a kill."""
     tag = f"nvfp4-sandbox-{os.getpid()}-{next(_RUNS)}"
     with sandbox_uid() as uid, contextlib.ExitStack() as cleanup:
-        harness = [sys.executable, "-I", "-B", "-c", _harness_text(), tag]
+        harness = [sys.executable, "-I", "-B", "-c", _text(HARNESS_PATH), tag]
         harness += [] if uid is None else [str(uid), str(uid)]
         if kind == "bwrap":
             sizes = {"tmp_bytes": limits.tmp_mib << 20, "shm_bytes": limits.shm_mib << 20}
@@ -300,12 +342,12 @@ def _start(
             if uid is not None:
                 os.chown(cwd, uid, uid)
             command = harness
-        return _run(command, cwd, _job(code, tests, limits), budget_s)
+        return _run(command, cwd, job, budget_s)
 
 
 @functools.cache
-def _harness_text() -> str:
-    return HARNESS_PATH.read_text(encoding="utf-8")
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
 
 
 def _remove_leftovers_once(directory: Path) -> None:

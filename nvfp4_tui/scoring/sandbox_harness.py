@@ -1,44 +1,44 @@
-"""The test runner that runs inside the code sandbox: one forked child per hidden test.
+"""The test runner that runs inside the code sandbox: two forked children per hidden test.
 
 Run by ``sandbox.run_hidden_tests`` as ``python -I -B -c <this file's text> TAG [UID GID]`` with
-the job (code, tests, limits) as JSON on its stdin: no file holds the model's code or the hidden
-tests, and the interpreter need not be able to read this package. TAG names the run in ``ps``.
-It imports nothing outside the standard library, so it works under any interpreter that the
-sandbox can see. It prints one JSON line per hidden test to its stdout, in the job's order, after
-a first ``{"harness": ...}`` line.
+the job (code, tests, limits, the bridge's text) as JSON on its stdin: no file holds the model's
+code or the hidden tests, and the interpreter need not be able to read this package. TAG names
+the run in ``ps``. It imports nothing outside the standard library (the bridge neither), so it
+works under any interpreter that the sandbox can see. It prints one JSON line per hidden test to
+its stdout, in the job's order, after a first ``{"harness": ...}`` line.
 
 Started as root, it is given UID and GID: before it reads its stdin it gives up root for them for
 good (no supplementary groups, real, effective and saved ids all changed, and a way back checked
 to be refused), then checks that the standard library can still be read. When either fails it
 prints ``{"harness": "refused", "reason": ...}`` and runs nothing: model code never runs as root.
 
-The harness process itself never runs the model's code. For each test it forks a child that,
-before touching that code: moves into its own process group; points its stdout and stderr at a
-capture pipe and closes every other descriptor but its verdict pipe (so the harness's stdout, the
-only channel back to the benchmark, is out of its reach); sets its CPU, memory, file-size,
-process and open-file limits; and, on Linux x86-64 and arm64, installs a seccomp filter that
-refuses new processes (threads are allowed), sockets (socketpair is allowed, asyncio needs it),
-io_uring, ptrace, signals to other processes, new namespaces and mounts (a user namespace of its
-own could mount an unbounded tmpfs), memfd_create and SysV shared memory (memory outside every
-size limit). Only then does it execute the code as module
-``solution``, the hidden tests in a namespace that sees all of the solution's names, and the one
-test function (``async def`` tests run under ``asyncio.run``). The harness is non-dumpable, so a
-child cannot read its memory or descriptors through /proc.
+The harness process itself runs neither the model's code nor the tests. For each test it forks
+two children joined by a pair of pipes (``sandbox_bridge``): the *answer's* process, which runs
+the model's program and answers calls, and the *tests'* process, which runs the hidden test and
+alone holds the verdict pipe; the harness reads the verdict from there and nowhere else. Before
+any code of the test's runs, each child: moves into its own process group; points its stdout and
+stderr at a capture pipe (drained, never read as a result) and closes every other descriptor but
+its ends of the wire (and, the tests' process, the verdict pipe); sets its CPU, memory,
+file-size, process and open-file limits; and, on Linux x86-64 and arm64, installs a seccomp
+filter that refuses new processes (threads are allowed), sockets (socketpair is allowed, asyncio
+needs it), io_uring, ptrace, signals to other processes, new namespaces and mounts (a user
+namespace of its own could mount an unbounded tmpfs), memfd_create and SysV shared memory
+(memory outside every size limit). The harness is non-dumpable, and so are the children it
+forks: the answer's process cannot read the tests' process's memory or descriptors through
+/proc.
 
-Residual risk, accepted: the child writes its own verdict, and code written to attack this
-harness could find the verdict pipe among its own descriptors and report its own test as passed.
-It cannot reach another test's verdict, the harness's stdout, or any other answer's score, and
-output that merely looks like a result line (printed text, an early ``exit(0)``) counts as a
-failure.
+So whatever the model's code does (writes a verdict to every descriptor, prints one, exits
+early, signals its parent, returns an object that equals everything) the verdict is what the
+hidden test's own asserts decided. A test whose answer's process ended first is ``crashed`` with
+how it ended; one whose wire broke otherwise is ``failed``. The wall-clock deadline (one per
+test) covers both processes; each has the CPU and memory limits of its own.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ctypes
 import errno
-import inspect
 import json
 import os
 import platform
@@ -48,11 +48,10 @@ import signal
 import struct
 import sys
 import time
-import traceback
 import types
 from typing import Any
 
-_OUTPUT_KEEP_BYTES = 4096
+_ENDING_S = 0.5  # how long an answer that closed its end of the wire may take to exit
 _REASON_CHARS = 160
 
 # seccomp BPF, from linux/filter.h, linux/seccomp.h and linux/audit.h.
@@ -183,54 +182,57 @@ def _non_dumpable() -> None:
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
 
 
-def _reason(error: BaseException, tests_source: str) -> str:
-    if isinstance(error, AssertionError) and not str(error):
-        lines = tests_source.splitlines()
-        for frame in reversed(traceback.extract_tb(error.__traceback__)):
-            if frame.filename == "hidden_tests.py" and frame.lineno and frame.lineno <= len(lines):
-                return "assert failed: " + lines[frame.lineno - 1].strip()
-        return "assert failed"
-    text = f"{type(error).__name__}: {error}".replace("\n", " ")
-    return text[:_REASON_CHARS]
+def _one_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}".replace("\n", " ")[:_REASON_CHARS]
 
 
-def _run_test(job: dict[str, Any], name: str) -> dict[str, str]:
-    module = types.ModuleType("solution")
-    module.__file__ = os.path.abspath("solution.py")
-    sys.modules["solution"] = module
+def _keep_only(fds: set[int]) -> None:
+    """Close every descriptor above 2 but ``fds``."""
+    low = 3
+    for fd in sorted(fds):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+
+
+def _confine(job: dict[str, Any], output_w: int, keep: set[int]) -> None:
+    """What a forked child does before any code of the test's runs: see the module docstring."""
+    os.setpgid(0, 0)
+    os.dup2(output_w, 1)
+    os.dup2(output_w, 2)
+    _keep_only(keep)
+    limits = job["limits"]
+    _limit(resource.RLIMIT_CPU, limits["cpu_s"], limits["cpu_s"] + 1)
+    _limit(resource.RLIMIT_AS, limits["memory_bytes"])
+    _limit(resource.RLIMIT_NPROC, limits["max_processes"])
+    _limit(resource.RLIMIT_NOFILE, limits["max_open_files"])
+    if job["seccomp"] and not install_seccomp():
+        raise OSError("seccomp filter refused")
+
+
+def _answer_child(job: dict[str, Any], bridge: Any, wire: tuple[int, int], output_w: int) -> None:
+    """The answer's process: runs the model's program and serves calls; never returns."""
     try:
-        exec(compile(job["solution"], "solution.py", "exec"), module.__dict__)
-    except BaseException as error:
-        return {"outcome": "failed", "reason": "solution: " + _reason(error, "")}
-    namespace = dict(module.__dict__, __name__="hidden_tests")
-    try:
-        exec(compile(job["tests"], "hidden_tests.py", "exec"), namespace)
-        result = namespace[name]()
-        if inspect.iscoroutine(result):
-            asyncio.run(result)
-    except BaseException as error:
-        return {"outcome": "failed", "reason": _reason(error, job["tests"])}
-    return {"outcome": "passed", "reason": ""}
+        _confine(job, output_w, set(wire))
+        bridge.serve_answer(job["solution"], *wire)
+    finally:
+        os._exit(0)
 
 
-def _child(job: dict[str, Any], name: str, verdict_w: int, output_w: int) -> None:
-    """Runs in the forked child; never returns."""
+def _tests_child(
+    job: dict[str, Any],
+    name: str,
+    bridge: Any,
+    wire: tuple[int, int],
+    verdict_w: int,
+    output_w: int,
+) -> None:
+    """The tests' process: runs the hidden test and writes its verdict; never returns."""
     try:
-        os.setpgid(0, 0)
-        os.dup2(output_w, 1)
-        os.dup2(output_w, 2)
-        os.closerange(3, verdict_w)
-        os.closerange(verdict_w + 1, 1 << 16)
-        limits = job["limits"]
-        _limit(resource.RLIMIT_CPU, limits["cpu_s"], limits["cpu_s"] + 1)
-        _limit(resource.RLIMIT_AS, limits["memory_bytes"])
-        _limit(resource.RLIMIT_NPROC, limits["max_processes"])
-        _limit(resource.RLIMIT_NOFILE, limits["max_open_files"])
-        if job["seccomp"] and not install_seccomp():
-            raise OSError("seccomp filter refused")
-        verdict = _run_test(job, name)
+        _confine(job, output_w, {*wire, verdict_w})
+        verdict = bridge.run_test(job, name, *wire)
     except BaseException as error:
-        verdict = {"outcome": "failed", "reason": "harness: " + _reason(error, "")}
+        verdict = {"outcome": "failed", "reason": "harness: " + _one_line(error)}
     try:
         os.write(verdict_w, json.dumps(verdict).encode())
     finally:
@@ -246,36 +248,54 @@ def _ended(status: int) -> str:
     return f"exited with code {os.WEXITSTATUS(status)} before the test finished"
 
 
-def run_one(job: dict[str, Any], name: str) -> dict[str, str]:
+def _ended_alone(pid: int) -> int | None:
+    """The status of a child that ended without us, waiting briefly for one that is ending."""
+    deadline = time.monotonic() + _ENDING_S
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done or time.monotonic() > deadline:
+            return status if done else None
+        time.sleep(0.01)
+
+
+def _end(pid: int) -> int:
+    for target in (-pid, pid):  # its group, then itself (in case it left the group)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(target, signal.SIGKILL)
+    return os.waitpid(pid, 0)[1]
+
+
+def run_one(job: dict[str, Any], bridge: Any, name: str) -> dict[str, str]:
+    to_answer_r, to_answer_w = os.pipe()
+    to_tests_r, to_tests_w = os.pipe()
     verdict_r, verdict_w = os.pipe()
     output_r, output_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(verdict_r)
-        os.close(output_r)
-        _child(job, name, verdict_w, output_w)
-    os.close(verdict_w)
-    os.close(output_w)
+    answer = os.fork()
+    if answer == 0:
+        _answer_child(job, bridge, (to_answer_r, to_tests_w), output_w)
+    tests = os.fork()
+    if tests == 0:
+        _tests_child(job, name, bridge, (to_tests_r, to_answer_w), verdict_w, output_w)
+    for fd in (to_answer_r, to_answer_w, to_tests_r, to_tests_w, verdict_w, output_w):
+        os.close(fd)
     deadline = time.monotonic() + job["limits"]["test_timeout_s"]
-    verdict, output, open_fds = b"", b"", {verdict_r, output_r}
-    while open_fds:
+    verdict, open_fds = b"", {verdict_r, output_r}
+    while verdict_r in open_fds:
         left = deadline - time.monotonic()
         if left <= 0:
             break
         ready, _, _ = select.select(list(open_fds), [], [], left)
         for fd in ready:
-            data = os.read(fd, 65536)
+            data = os.read(fd, 65536)  # the output is drained, so a chatty test never blocks
             if not data:
                 open_fds.discard(fd)
             elif fd == verdict_r:
                 verdict += data[: 65536 - len(verdict)]
-            elif len(output) < _OUTPUT_KEEP_BYTES:
-                output += data  # drained either way, so a chatty test never blocks
-    timed_out = bool(open_fds)
-    for target in (-pid, pid):  # its group, then itself (in case it left the group)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(target, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
+    timed_out = verdict_r in open_fds
+    tests_status = _end(tests)
+    answer_status = _ended_alone(answer) if not timed_out else None
+    if answer_status is None:
+        _end(answer)
     os.close(verdict_r)
     os.close(output_r)
     if timed_out and not verdict:
@@ -283,11 +303,14 @@ def run_one(job: dict[str, Any], name: str) -> dict[str, str]:
         return {"outcome": "timeout", "reason": f"no result within {seconds:g} s"}
     try:
         result = json.loads(verdict)
-        if result.get("outcome") in ("passed", "failed"):
-            return {"outcome": result["outcome"], "reason": str(result.get("reason", ""))}
-    except (ValueError, AttributeError):
-        pass
-    return {"outcome": "crashed", "reason": _ended(status)}
+        outcome, reason = result["outcome"], str(result.get("reason", ""))
+    except (ValueError, KeyError, TypeError):
+        return {"outcome": "crashed", "reason": "tests: " + _ended(tests_status)}
+    if result.get("lost") == bridge.ENDED and answer_status is not None:
+        return {"outcome": "crashed", "reason": _ended(answer_status)}
+    if outcome == "failed" and result.get("lost"):
+        return {"outcome": "failed", "reason": "answer: " + reason}
+    return {"outcome": "passed" if outcome == "passed" else "failed", "reason": reason}
 
 
 def seccomp_works() -> bool:
@@ -332,7 +355,7 @@ def main(argv: list[str]) -> int:
         try:
             drop_privileges(int(argv[2]), int(argv[3]))
         except (OSError, ValueError) as error:
-            print(json.dumps({"harness": "refused", "reason": _reason(error, "")}), flush=True)
+            print(json.dumps({"harness": "refused", "reason": _one_line(error)}), flush=True)
             return 2
     job = json.loads(sys.stdin.buffer.read())
     empty = os.open(os.devnull, os.O_RDONLY)
@@ -345,8 +368,11 @@ def main(argv: list[str]) -> int:
         __import__(module)
     job["seccomp"] = job["seccomp"] and seccomp_works()
     print(json.dumps({"harness": "ready", "seccomp": job["seccomp"]}), flush=True)
+    bridge = types.ModuleType("sandbox_bridge")  # trusted: our text, run once before any fork
+    sys.modules[bridge.__name__] = bridge
+    exec(compile(job["bridge"], "sandbox_bridge.py", "exec"), bridge.__dict__)
     for name in job["names"]:
-        print(json.dumps({"test": name, **run_one(job, name)}), flush=True)
+        print(json.dumps({"test": name, **run_one(job, bridge, name)}), flush=True)
     return 0
 
 
