@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,14 @@ from nvfp4_tui.config.keys import key_routes
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.suites import Suite
 from nvfp4_tui.core import exit_codes
-from nvfp4_tui.core.events import Event, GpuSample, RunOutcome, RunStarted, ServerSample
+from nvfp4_tui.core.events import (
+    Event,
+    GpuSample,
+    RunFinished,
+    RunOutcome,
+    RunStarted,
+    ServerSample,
+)
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.store.reader import new_run_id
@@ -130,6 +138,8 @@ class Session:
         self.gpu_sources = list(gpu_sources)
         self.on_message = on_message or (lambda _m: None)
         self._metrics_stop = asyncio.Event()  # set when the run is over: one last poll
+        # The runner's RunFinished, held until the last telemetry is in: it closes the stream.
+        self._finished: RunFinished | None = None
         workers = worker_count(profile.run.workers, len(profile.endpoints))
         self.runner = (
             Runner(profile, suites, self.run_id, self.emit)
@@ -142,6 +152,12 @@ class Session:
         return self.writer.path
 
     def emit(self, event: Event) -> None:
+        if isinstance(event, RunFinished):
+            self._finished = event
+            return
+        self._publish(event)
+
+    def _publish(self, event: Event) -> None:
         for subscriber in self.subscribers:
             subscriber(event)
 
@@ -218,6 +234,9 @@ class Session:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
             await asyncio.to_thread(sampler.stop, last_round=True)
+            if self._finished is not None:
+                # Stamped now: a reader sorts by t, and the run ends with its last observation.
+                self._publish(replace(self._finished, t=max(self._finished.t, time.time())))
             try:
                 await asyncio.to_thread(self.writer.close, status)
             except SnapshotError as error:
