@@ -8,6 +8,7 @@ fields are in MiB, power in W, clocks in MHz, utilisation in percent, as the exp
 from __future__ import annotations
 
 import math
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Sequence
@@ -17,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from nvfp4_tui.core.events import GpuSample
 from nvfp4_tui.telemetry.prometheus import MAX_METRICS_BYTES
+from nvfp4_tui.telemetry.reply_deadline import REPLY_DEADLINE_S, read_within
 
 
 class DcgmUnavailable(Exception):
@@ -114,11 +116,13 @@ class DcgmSource:
         *,
         host: str | None = None,
         timeout_s: float = 2.0,
+        deadline_s: float = REPLY_DEADLINE_S,
     ) -> None:
         self.url = url
         self._gpus = None if gpus is None else tuple(gpus)
         self._host = host
         self._timeout_s = timeout_s
+        self._deadline_s = deadline_s
 
     def __repr__(self) -> str:
         return f"DcgmSource({self.url!r})"
@@ -134,9 +138,10 @@ class DcgmSource:
 
     def fetch(self) -> str:
         """The exporter's body; raises DcgmUnavailable with a one-line reason."""
+        started = time.monotonic()
         try:
             with urllib.request.urlopen(self.url, timeout=self._timeout_s) as response:
-                data = response.read(MAX_METRICS_BYTES + 1)
+                data = read_within(response, MAX_METRICS_BYTES, self._deadline_s, started=started)
         except urllib.error.HTTPError as exc:
             raise DcgmUnavailable(f"DCGM exporter {self.url}: HTTP {exc.code}") from None
         except (urllib.error.URLError, OSError) as exc:

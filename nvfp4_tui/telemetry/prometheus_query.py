@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -34,6 +35,7 @@ from nvfp4_tui.config.profile import Endpoint
 from nvfp4_tui.core.events import GpuSample, ServerSample
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.telemetry.prometheus import MAX_METRICS_BYTES
+from nvfp4_tui.telemetry.reply_deadline import REPLY_DEADLINE_S, read_within
 
 DCGM_FIELDS = (
     "GPU_UTIL",
@@ -277,10 +279,18 @@ def _label(labels: Mapping[str, str], key: str) -> str | None:
 class PrometheusQuerySource:
     """A GpuSource (and server-gauge source) reading one Prometheus server for ``endpoints``."""
 
-    def __init__(self, url: str, endpoints: Sequence[Endpoint], *, timeout_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        endpoints: Sequence[Endpoint],
+        *,
+        timeout_s: float = 2.0,
+        deadline_s: float = REPLY_DEADLINE_S,
+    ) -> None:
         self.url = url.rstrip("/")
         self.endpoints = tuple(endpoints)
         self._timeout_s = timeout_s
+        self._deadline_s = deadline_s
 
     def __repr__(self) -> str:
         return f"PrometheusQuerySource({self.url!r})"
@@ -289,11 +299,12 @@ class PrometheusQuerySource:
         """An instant query's series; PrometheusUnavailable with a one-line reason."""
         where = f"Prometheus {self.url}"
         address = f"{self.url}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
+        started = time.monotonic()
         try:
             with _OPENER.open(address, timeout=self._timeout_s) as reply:
-                data = reply.read(MAX_METRICS_BYTES + 1)
+                data = read_within(reply, MAX_METRICS_BYTES, self._deadline_s, started=started)
         except urllib.error.HTTPError as exc:
-            return self._error_reply(exc, where)
+            return self._error_reply(exc, where, started)
         except (urllib.error.URLError, OSError) as exc:
             reason = outside_line(str(getattr(exc, "reason", exc))) or type(exc).__name__
             raise PrometheusUnavailable(f"{where}: {reason}") from None
@@ -301,8 +312,7 @@ class PrometheusQuerySource:
             raise PrometheusUnavailable(f"{where}: reply over {MAX_METRICS_BYTES >> 20} MiB")
         return _decode(data, where)
 
-    @staticmethod
-    def _error_reply(exc: urllib.error.HTTPError, where: str) -> list[Series]:
+    def _error_reply(self, exc: urllib.error.HTTPError, where: str, started: float) -> list[Series]:
         if 300 <= exc.code < 400:
             target = outside_line(exc.headers.get("Location"), MAX_LABEL_CHARS) or "nowhere"
             raise PrometheusUnavailable(
@@ -310,7 +320,7 @@ class PrometheusQuerySource:
             )
         # Its error replies carry the same JSON body, whose words say what went wrong.
         try:
-            data = exc.read(MAX_METRICS_BYTES)
+            data = read_within(exc, MAX_METRICS_BYTES, self._deadline_s, started=started)
         except OSError:
             raise PrometheusUnavailable(f"{where}: HTTP {exc.code}") from None
         return _decode(data, f"{where}: HTTP {exc.code}", not_json="no JSON error body")

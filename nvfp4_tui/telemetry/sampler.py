@@ -1,9 +1,10 @@
-"""GPU sampling: one worker thread polling every GpuSource, and the sources a profile asks for.
+"""GPU sampling: a worker thread per GpuSource, and the sources a profile asks for.
 
-NVML and urllib block, so ``GpuSampler`` calls them in its own thread and hands each round's
-samples to a callback (its owner bridges to asyncio with ``loop.call_soon_threadsafe``). A source
-that raises is reported once, then retried at a slower pace until it answers again; the thread
-itself only ends through ``stop``. ``plan_gpu_telemetry`` turns each endpoint's ``telemetry``
+NVML and urllib block, so ``GpuSampler`` calls each source in a thread of its own (one slow
+server delays no other's samples) and hands each call's samples to a callback (its owner bridges
+to asyncio with ``loop.call_soon_threadsafe``). A source that raises is reported once, then
+retried at a slower pace until it answers again; one whose call outlasts its own bounds is named
+while it lasts; the threads end only through ``stop``. ``plan_gpu_telemetry`` turns each endpoint's ``telemetry``
 setting into sources plus the one-line messages to show about what could not be set up;
 ``telemetry_for_run`` adds the simulator's source and the GPUs resolved on this box.
 """
@@ -38,15 +39,22 @@ def _one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+# A call still running after this is stuck past its own bounds (a reply's deadline plus one read
+# of urllib's timeout, or an NVML call that hangs): named on screen while it lasts.
+SLOW_CALL_S = 6.0
+
+
 @dataclass(slots=True)
 class _SourceState:
     source: GpuSource
     failing: bool = False
     next_try_s: float = 0.0  # monotonic; only used while failing
+    named_slow: bool = False  # said to be slow since its last call that returned in time
 
 
 class GpuSampler:
-    """Samples its sources at ``rate_hz`` in a daemon thread; it owns and closes the sources."""
+    """Samples each source at ``rate_hz`` in a daemon thread of its own, so that a slow source
+    delays only its own samples; it owns and closes the sources."""
 
     def __init__(
         self,
@@ -56,6 +64,7 @@ class GpuSampler:
         rate_hz: float = 2.0,
         on_error: Callable[[str], None] | None = None,
         retry_interval_s: float = 10.0,
+        slow_call_s: float = SLOW_CALL_S,
     ) -> None:
         if rate_hz <= 0:
             raise ValueError(f"rate_hz must be > 0, got {rate_hz}")
@@ -64,86 +73,114 @@ class GpuSampler:
         self._on_error = on_error
         self._period_s = 1.0 / rate_hz
         self._retry_interval_s = max(retry_interval_s, self._period_s)
+        self._slow_call_s = slow_call_s
         self._stop = threading.Event()
         self._last_round = False
-        self._thread = threading.Thread(target=self._run, name="gpu-sampler", daemon=True)
+        self._threads = [
+            threading.Thread(target=self._run, args=(state,), name=f"gpu-sampler-{i}", daemon=True)
+            for i, state in enumerate(self._states)
+        ]
+        self._lock = threading.Lock()  # the callback and the error channel, one thread at a time
         self._callback_failing = False
+        self._started = False
 
     def start(self) -> None:
-        self._thread.start()
+        self._started = True
+        for thread in self._threads:
+            thread.start()
 
     def stop(self, timeout_s: float = 2.0, *, last_round: bool = False) -> bool:
-        """Ask the thread to end and wait up to ``timeout_s``; True when it has ended. A source
-        stuck in a call is closed by the thread once that call returns. ``last_round``: sample
-        every source once more first, so a run's telemetry ends with the cards as the run left
-        them (idle), not as they were in its last busy second."""
+        """Ask the threads to end and wait up to ``timeout_s`` in all; True when they have. A
+        source stuck in a call is closed by its thread once that call returns. ``last_round``:
+        sample every source once more first, so a run's telemetry ends with the cards as the run
+        left them (idle), not as they were in its last busy second."""
         self._last_round = last_round
         self._stop.set()
-        if self._thread.ident is None:  # never started: nobody else will close the sources
-            self._close_sources()
-        elif self._thread.is_alive():
-            self._thread.join(timeout_s)
-        return not self._thread.is_alive()
+        if not self._started:  # never started: nobody else will close the sources
+            for state in self._states:
+                self._close(state)
+            return True
+        deadline = time.monotonic() + timeout_s
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not self.running
 
     @property
     def running(self) -> bool:
-        return self._thread.is_alive()
+        return any(thread.is_alive() for thread in self._threads)
 
-    def _run(self) -> None:
+    def _run(self, state: _SourceState) -> None:
         next_tick = time.monotonic()
         try:
             while not self._stop.is_set():
-                self._round()
+                self._sample(state)
                 now = time.monotonic()
                 next_tick += self._period_s
-                if now > next_tick:  # a slow round skips the ticks it overran
+                if now > next_tick:  # a slow call skips the ticks it overran
                     next_tick = now
                 self._stop.wait(next_tick - now)
             if self._last_round:
-                self._round(last=True)
+                self._sample(state)
         finally:
-            self._close_sources()
+            self._close(state)
 
-    def _close_sources(self) -> None:
-        for state in self._states:
-            try:
-                state.source.close()
-            except Exception as exc:
-                self._report(f"closing {state.source!r}: {_one_line(exc)}")
+    def _close(self, state: _SourceState) -> None:
+        try:
+            state.source.close()
+        except Exception as exc:
+            self._report(f"closing {state.source!r}: {_one_line(exc)}")
 
-    def _round(self, *, last: bool = False) -> None:
+    def _sample(self, state: _SourceState) -> None:
+        if state.failing and time.monotonic() < state.next_try_s:
+            return
+        watch = threading.Timer(self._slow_call_s, self._name_slow, args=(state,))
+        watch.daemon = True
+        started = time.monotonic()
+        watch.start()
         samples: list[Telemetry] = []
-        for state in self._states:
-            if self._stop.is_set() and not last:
-                return
-            if state.failing and time.monotonic() < state.next_try_s:
-                continue
-            try:
-                source = state.source
-                samples.extend(source.sample(time.time()))
-                if isinstance(source, ReportsServers):
-                    samples.extend(source.server_samples(time.time()))
-            except Exception as exc:
-                if not state.failing:
-                    self._report(_one_line(exc))
-                state.failing = True
-                state.next_try_s = time.monotonic() + self._retry_interval_s
-            else:
-                state.failing = False
+        try:
+            source = state.source
+            samples.extend(source.sample(time.time()))
+            if isinstance(source, ReportsServers):
+                samples.extend(source.server_samples(time.time()))
+        except Exception as exc:
+            if not state.failing:
+                self._report(_one_line(exc))
+            state.failing = True
+            state.next_try_s = time.monotonic() + self._retry_interval_s
+        else:
+            state.failing = False
+        finally:
+            watch.cancel()
+        if time.monotonic() - started < self._slow_call_s:
+            state.named_slow = False
         if samples:
             self._deliver(samples)
 
+    def _name_slow(self, state: _SourceState) -> None:
+        if not state.named_slow:
+            state.named_slow = True
+            self._report(
+                f"{state.source!r}: no answer after {self._slow_call_s:g} s; its GPUs have "
+                "no new samples until it answers (the other sources go on)"
+            )
+
     def _deliver(self, samples: list[Telemetry]) -> None:
-        try:
-            self._on_samples(samples)
-        except Exception as exc:
-            if not self._callback_failing:
-                self._report(f"GPU sample callback failed: {_one_line(exc)}")
-            self._callback_failing = True
-        else:
-            self._callback_failing = False
+        with self._lock:
+            try:
+                self._on_samples(samples)
+            except Exception as exc:
+                if not self._callback_failing:
+                    self._report_locked(f"GPU sample callback failed: {_one_line(exc)}")
+                self._callback_failing = True
+            else:
+                self._callback_failing = False
 
     def _report(self, message: str) -> None:
+        with self._lock:
+            self._report_locked(message)
+
+    def _report_locked(self, message: str) -> None:
         if self._on_error is None:
             return
         # The error channel itself failing must not end sampling.

@@ -46,15 +46,15 @@ class Collector:
 
 
 def test_a_last_round_samples_every_source_once_after_the_stop() -> None:
-    # A slow period: the thread waits between rounds when stop comes, so only the last round
-    # can add the batch after it.
+    # A slow period: each thread waits between calls when stop comes, so only the last round
+    # can add the batches after the first two.
     sources = [CountingSource(0), CountingSource(1)]
-    got = Collector(wanted=1)
+    got = Collector(wanted=2)
     sampler = GpuSampler(sources, got.on_samples, rate_hz=0.1)
     sampler.start()
     assert got.enough.wait(10)
     assert sampler.stop(timeout_s=5, last_round=True)
-    assert len(got.batches) == 2 and [s.gpu for s in got.batches[1]] == [0, 1]
+    assert len(got.batches) == 4 and sorted(s.gpu for b in got.batches[2:] for s in b) == [0, 1]
     assert all(s.calls == 2 and s.closed == 1 for s in sources)
 
 
@@ -66,7 +66,8 @@ def test_samples_are_delivered_and_stop_is_clean() -> None:
     assert got.enough.wait(10)
     assert sampler.stop(timeout_s=5)
     assert not sampler.running
-    assert [s.gpu for s in got.batches[0]] == [0, 1]
+    # One batch per call of a source: each source is sampled in a thread of its own.
+    assert {tuple(s.gpu for s in batch) for batch in got.batches} == {(0,), (1,)}
     assert all(s.closed == 1 for s in sources)
     assert got.errors == []
 
