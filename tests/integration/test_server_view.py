@@ -69,7 +69,7 @@ def test_the_server_view_adds_up_to_the_simulators_counters(tmp_path: Path) -> N
     profile = load_profile(path)
     suites = load_suites(profile.suite_dirs, profile.run.suites)
     with SimProcess(path, port_base=0, time_scale=TIME_SCALE) as sim:
-        session = Session(with_urls(profile, sim.urls), suites, tmp_path / "out")
+        session = Session(with_urls(profile, sim.urls, TIME_SCALE), suites, tmp_path / "out")
         session.open()
         asyncio.run(session.run())
         counters = _metrics(sim.urls["e0"])

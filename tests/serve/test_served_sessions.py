@@ -109,6 +109,22 @@ async def test_no_size_a_browser_sends_grows_past_a_screen(tmp_path: Path) -> No
             assert (resized["width"], resized["height"]) == (1, 24)
 
 
+async def test_a_focus_or_blur_without_data_keeps_the_session(tmp_path: Path) -> None:
+    """A browser's focus and blur messages are the kind alone; the session takes them and the
+    keys after them (a click on the page came before every key, and once ended the session)."""
+    async with served(tmp_path, "echo") as server, aiohttp.ClientSession() as http:
+        url = f"{own_origin(server)}/ws?width=80&height=24"
+        async with http.ws_connect(url, origin=own_origin(server)) as ws:
+            await ws.receive(timeout=WAIT_S)  # the start packet
+            for kind in ("focus", "blur"):
+                await ws.send_json([kind])
+                told = json.loads((await ws.receive(timeout=WAIT_S)).data)
+                assert told["type"] == kind
+            await ws.send_json(["resize", {"width": 90, "height": 30}])
+            resized = json.loads((await ws.receive(timeout=WAIT_S)).data)
+            assert (resized["width"], resized["height"]) == (90, 30)
+
+
 async def _open_and_drop(server: GuardedServer) -> None:
     """A browser that opens a session, takes the start of a frame and is gone: no close frame,
     the connection cut."""
