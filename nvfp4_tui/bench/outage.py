@@ -33,8 +33,10 @@ from nvfp4_tui.core.events import (
 Probe = Callable[[], Awaitable[tuple[bool, str]]]
 PROBE_FIRST_S = 0.5
 PROBE_MAX_S = 10.0
-# Failures inside a stream that a dying server leaves; each has /health asked at once.
-DYING_KINDS: frozenset[ErrorKind | None] = frozenset({"protocol", "reset", "truncated"})
+# Failures a dying server leaves; each has /health asked at once. vLLM's API server answers
+# HTTP 500 ("EngineCore encountered an issue") between its engine's death and its own exit, and
+# its /health can still pass at the first stream error: the next 500 asks again.
+DYING_KINDS: frozenset[ErrorKind | None] = frozenset({"protocol", "reset", "truncated", "http_5xx"})
 
 
 class EndpointGate:

@@ -146,7 +146,7 @@ class GuardedServer(Server):
             try:
                 # A focus or blur message is the kind alone, a key or size brings its data.
                 kind, *rest = message.json()
-                data = rest[0] if rest else None
+                data: Any = rest[0] if rest else None
                 if kind == "stdin":
                     await process.send_bytes(str(data).encode("utf-8"))
                 elif kind == "resize":

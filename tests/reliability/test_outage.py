@@ -13,10 +13,18 @@ from dataclasses import replace
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from nvfp4_tui.bench.outage import EndpointGate
 from nvfp4_tui.config.profile import load_profile, with_urls
-from nvfp4_tui.core.events import EndpointStatus, Event, PhaseFinished, RequestFinished, RunFinished
+from nvfp4_tui.core.events import (
+    EndpointStatus,
+    ErrorKind,
+    Event,
+    PhaseFinished,
+    RequestFinished,
+    RunFinished,
+)
 from nvfp4_tui.sim.fleet import SimFleet
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.runs import record_run, rows_of, statuses_of, write_run_profile
@@ -66,12 +74,20 @@ async def test_the_gate_closes_on_a_refused_connection_and_opens_when_health_ans
     assert (statuses[1][1] or "").startswith("back after")
 
 
-async def test_a_failure_in_a_stream_asks_health_and_a_dead_server_ends_down() -> None:
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("protocol", "server error in stream: engine died"),
+        # vLLM between its engine's death and its own exit
+        ("http_5xx", 'HTTP 500: {"error":{"message":"EngineCore encountered an issue."}}'),
+    ],
+)
+async def test_a_failure_a_dying_server_leaves_asks_health_and_a_dead_server_ends_down(
+    kind: ErrorKind, message: str
+) -> None:
     events: list[Event] = []
     gate = EndpointGate("e", events.append, give_up_s=60.0, probe_first_s=0.01)
-    crashed = replace(
-        _refused(), error_kind="protocol", error_message="server error in stream: engine died"
-    )
+    crashed = replace(_refused(), error_kind=kind, error_message=message)
     gate.probe = _probe_answering(after=0)  # still healthy after that failure: nothing said
     gate.report(crashed)
     await gate.finish()
@@ -84,9 +100,7 @@ async def test_a_failure_in_a_stream_asks_health_and_a_dead_server_ends_down() -
         await gate.finish()  # the plan ends while the server is gone
     assert gate.gave_up is not None and "still down when its plan ended" in gate.gave_up
     (said,) = [e for e in events if isinstance(e, EndpointStatus)]
-    assert said.status == "down" and "(after: server error in stream: engine died)" in (
-        said.message or ""
-    )
+    assert said.status == "down" and f"(after: {message})" in (said.message or "")
 
 
 async def test_a_gate_closed_by_pause_and_outage_opens_only_when_both_end() -> None:
