@@ -4,8 +4,9 @@ NVML and urllib block, so ``GpuSampler`` calls each source in a thread of its ow
 server delays no other's samples) and hands each call's samples to a callback (its owner bridges
 to asyncio with ``loop.call_soon_threadsafe``). A source that raises is reported once, then
 retried at a slower pace until it answers again; one whose call outlasts its own bounds is named
-while it lasts; the threads end only through ``stop``. ``plan_gpu_telemetry`` turns each endpoint's ``telemetry``
-setting into sources plus the one-line messages to show about what could not be set up;
+(by one watch thread) while it lasts; the threads end only through ``stop``.
+``plan_gpu_telemetry`` turns each endpoint's ``telemetry`` setting into sources plus the one-line
+messages to show about what could not be set up;
 ``telemetry_for_run`` adds the simulator's source and the GPUs resolved on this box.
 """
 
@@ -50,6 +51,7 @@ class _SourceState:
     failing: bool = False
     next_try_s: float = 0.0  # monotonic; only used while failing
     named_slow: bool = False  # said to be slow since its last call that returned in time
+    calling_since: float | None = None  # monotonic, while a call runs
 
 
 class GpuSampler:
@@ -80,6 +82,7 @@ class GpuSampler:
             threading.Thread(target=self._run, args=(state,), name=f"gpu-sampler-{i}", daemon=True)
             for i, state in enumerate(self._states)
         ]
+        self._threads.append(threading.Thread(target=self._watch, name="gpu-watch", daemon=True))
         self._lock = threading.Lock()  # the callback and the error channel, one thread at a time
         self._callback_failing = False
         self._started = False
@@ -133,10 +136,7 @@ class GpuSampler:
     def _sample(self, state: _SourceState) -> None:
         if state.failing and time.monotonic() < state.next_try_s:
             return
-        watch = threading.Timer(self._slow_call_s, self._name_slow, args=(state,))
-        watch.daemon = True
-        started = time.monotonic()
-        watch.start()
+        started = state.calling_since = time.monotonic()
         samples: list[Telemetry] = []
         try:
             source = state.source
@@ -151,19 +151,24 @@ class GpuSampler:
         else:
             state.failing = False
         finally:
-            watch.cancel()
+            state.calling_since = None
         if time.monotonic() - started < self._slow_call_s:
             state.named_slow = False
         if samples:
             self._deliver(samples)
 
-    def _name_slow(self, state: _SourceState) -> None:
-        if not state.named_slow:
-            state.named_slow = True
-            self._report(
-                f"{state.source!r}: no answer after {self._slow_call_s:g} s; its GPUs have "
-                "no new samples until it answers (the other sources go on)"
-            )
+    def _watch(self) -> None:
+        """Names each source whose call has run past ``slow_call_s``, once per stuck spell."""
+        while not self._stop.wait(self._slow_call_s / 4):
+            now = time.monotonic()
+            for state in self._states:
+                since = state.calling_since
+                if since is not None and now - since >= self._slow_call_s and not state.named_slow:
+                    state.named_slow = True
+                    self._report(
+                        f"{state.source!r}: no answer after {self._slow_call_s:g} s; its GPUs "
+                        "have no new samples until it answers (the other sources go on)"
+                    )
 
     def _deliver(self, samples: list[Telemetry]) -> None:
         with self._lock:

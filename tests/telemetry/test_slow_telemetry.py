@@ -106,26 +106,36 @@ def test_a_dripping_prometheus_fails_at_its_deadline() -> None:
             source.query("up")
 
 
+def _named_beside_a_healthy_one(
+    slow: DcgmSource, healthy: str, got: Collector, **options: float
+) -> GpuSampler:
+    """A started sampler of ``slow`` and the healthy exporter at ``healthy``, once ``slow`` is
+    named and the healthy one has gone on giving samples while it drips; the caller stops it."""
+    sampler = GpuSampler(
+        [slow, DcgmSource(f"{healthy}/metrics")],
+        got.on_samples,
+        rate_hz=20,
+        on_error=got.on_error,
+        **options,
+    )
+    sampler.start()
+    try:
+        assert got.named.wait(WAIT_S)
+        assert got.more_samples(40)
+    except BaseException:
+        sampler.stop(timeout_s=5)
+        raise
+    return sampler
+
+
 def test_a_dripping_neighbour_leaves_a_healthy_exporters_samples_alone() -> None:
     # The attack as reported: one source dripping, a healthy one beside it that got no samples.
     routes = {"/metrics": lambda: (200, dcgm_text())}
     got = Collector()
     with dripping_server(WHOLE_HEAD, BODY) as drip, http_server(routes) as healthy:
         slow = DcgmSource(f"{drip}/metrics", timeout_s=2.0, deadline_s=0.5)
-        sampler = GpuSampler(
-            [slow, DcgmSource(f"{healthy}/metrics")],
-            got.on_samples,
-            rate_hz=20,
-            on_error=got.on_error,
-            retry_interval_s=0.2,
-        )
-        sampler.start()
-        try:
-            assert got.named.wait(WAIT_S)
-            # While the drip goes on: the healthy exporter keeps being read.
-            assert got.more_samples(40)
-        finally:
-            assert sampler.stop(timeout_s=5)
+        sampler = _named_beside_a_healthy_one(slow, healthy, got, retry_interval_s=0.2)
+        assert sampler.stop(timeout_s=5)
     # Named once, though retried every 0.2 s all along.
     assert len(got.errors) == 1
     assert got.errors[0].startswith(f"DCGM exporter {drip}/metrics: reply not whole within 0.5 s")
@@ -141,20 +151,9 @@ def test_a_source_stuck_past_every_bound_is_named_and_stalls_nobody() -> None:
         http_server(routes) as healthy,
     ):
         stuck = DcgmSource(f"{drip}/metrics", timeout_s=2.0)
-        sampler = GpuSampler(
-            [stuck, DcgmSource(f"{healthy}/metrics")],
-            got.on_samples,
-            rate_hz=20,
-            on_error=got.on_error,
-            slow_call_s=0.5,
-        )
-        sampler.start()
-        try:
-            assert got.named.wait(WAIT_S)
-            assert got.more_samples(40)
-        finally:
-            # Its call is still in the server's hands: stop cannot end that thread yet.
-            assert not sampler.stop(timeout_s=0.1)
+        sampler = _named_beside_a_healthy_one(stuck, healthy, got, slow_call_s=0.5)
+        # Its call is still in the server's hands: stop cannot end that thread yet.
+        assert not sampler.stop(timeout_s=0.1)
     # The server gone, the stuck call fails and its thread closes the source and ends.
     assert sampler.stop(timeout_s=5)
     assert got.errors[0] == (
