@@ -10,8 +10,10 @@ A server can also die under a request without a refused connection to show it: v
 crash answers HTTP 200 with an error object in the stream, then the server exits. So a request
 that failed in its stream (``protocol``, ``reset``, ``truncated``) has /health asked at once; a
 server that no longer answers is in an outage from then, and the outage's messages quote the
-failure that came before it. An endpoint still in an outage when its plan ends ends ``down``,
-not ``done`` (``finish``). ``ServerDeaths`` names, from the events, the endpoints that ended a
+failure that came before it. vLLM's API server outlives its engine by up to a second, answering
+HTTP 500 while /health passes: a plan that ends on such a failure watches /health a few seconds
+more (``LAST_WATCH_S``). An endpoint still in an outage when its plan ends ends ``down``, not
+``done`` (``finish``). ``ServerDeaths`` names, from the events, the endpoints that ended a
 run down after they had passed their health check: their servers died during the run.
 """
 
@@ -37,6 +39,9 @@ PROBE_MAX_S = 10.0
 # HTTP 500 ("EngineCore encountered an issue") between its engine's death and its own exit, and
 # its /health can still pass at the first stream error: the next 500 asks again.
 DYING_KINDS: frozenset[ErrorKind | None] = frozenset({"protocol", "reset", "truncated", "http_5xx"})
+# A plan that ended on such a failure watches /health this long before the endpoint reads done:
+# vLLM's API server exits up to a second after its engine died, /health passing until then.
+LAST_WATCH_S = 5.0
 
 
 class EndpointGate:
@@ -50,12 +55,14 @@ class EndpointGate:
         give_up_s: float,
         probe_first_s: float = PROBE_FIRST_S,
         probe_max_s: float = PROBE_MAX_S,
+        last_watch_s: float = LAST_WATCH_S,
     ) -> None:
         self.endpoint_id = endpoint_id
         self.emit = emit
         self.probe_first_s = probe_first_s
         self.probe_max_s = probe_max_s
         self.give_up_s = give_up_s
+        self.last_watch_s = last_watch_s
         self.paused = False
         self.probe: Probe | None = None  # the endpoint's health check, set for its run
         # Why the endpoint's run ended, once an outage outlasted ``give_up_s``.
@@ -63,6 +70,9 @@ class EndpointGate:
         self._prober: asyncio.Task | None = None
         self._check: asyncio.Task | None = None  # /health asked after a failure in a stream
         self._last_failure: str | None = None  # that failure's message, quoted by the outage
+        # Where the latest requests all failed as a dying server's do: the first one's message
+        # (the crash; those after it are its consequences).
+        self._ended_failing: str | None = None
         self._outage = ""  # why the outage going on began
         self._open = asyncio.Event()
         self._open.set()
@@ -90,7 +100,13 @@ class EndpointGate:
     def report(self, record: RequestFinished) -> None:
         """Close the gate when ``record`` shows the endpoint refusing connections; after a
         failure in a stream, ask /health whether the server is still there."""
-        if record.status != "error" or self.down or self.probe is None:
+        if self.down or self.probe is None:
+            return
+        if record.status != "error" or record.error_kind not in DYING_KINDS:
+            self._ended_failing = None
+        elif self._ended_failing is None:
+            self._ended_failing = record.error_message or record.error_kind
+        if record.status != "error":
             return
         if record.error_kind == "connect":
             self._begin_outage(self.probe, record.error_message or "connect")
@@ -104,6 +120,8 @@ class EndpointGate:
         if self._check is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._check
+        if self._ended_failing is not None and not self.down and self.probe is not None:
+            await self._watch_last(self.probe)
         if self._prober is not None and self.gave_up is None:
             self.gave_up = f"{self._outage}; still down when its plan ended"
         await self.close()
@@ -124,6 +142,17 @@ class EndpointGate:
                 self._begin_outage(probe, message)
         finally:
             self._check = None
+
+    async def _watch_last(self, probe: Probe) -> None:
+        """Ask /health until ``last_watch_s`` has passed; a server gone by then is an outage."""
+        started = time.perf_counter()
+        while time.perf_counter() - started < self.last_watch_s:
+            await asyncio.sleep(self.probe_first_s)
+            healthy, message = await _ask(probe)
+            if not healthy:
+                self._last_failure = self._ended_failing
+                self._begin_outage(probe, message)
+                return
 
     async def close(self) -> None:
         if self._check is not None:

@@ -279,6 +279,10 @@ class Runner:
             tracker = LoadTracker(phase.plan for phase in phases)
             gate = self._gates[endpoint.id]
             gate.probe = probe.health
+            if first_error is not None:
+                # The warm-up's failure begins the failures a crash may leave (vLLM answers
+                # HTTP 500 until it exits): the gate quotes it if the server goes.
+                gate.report(first_error)
             stopped = None
             try:
                 for phase, following in itertools.zip_longest(phases, phases[1:]):

@@ -14,6 +14,9 @@ from nvfp4_tui.sim.answers import Answer, Piece
 ENGINE_CRASH_MESSAGE = (
     "EngineCore encountered an issue. See stack trace (above) for the root cause."
 )
+# How long, in modelled seconds, its API server goes on (HTTP 500, /health 200) before it exits:
+# 0.3 to 0.9 s on a 2-core machine.
+ENGINE_EXIT_S = 0.5
 
 
 def with_utf8_fragments(answer: Answer) -> Answer:

@@ -36,7 +36,7 @@ from nvfp4_tui.sim.gpu import SimGpu
 from nvfp4_tui.sim.kv_cache import kv_capacity_tokens
 from nvfp4_tui.sim.load import DEFAULT_MAX_NUM_SEQS, EndpointLoad, PrefixCache
 from nvfp4_tui.sim.metrics import SimMetrics
-from nvfp4_tui.sim.quirks import ENGINE_CRASH_MESSAGE, with_utf8_fragments
+from nvfp4_tui.sim.quirks import ENGINE_CRASH_MESSAGE, ENGINE_EXIT_S, with_utf8_fragments
 from nvfp4_tui.sim.schedule import expected_ttft_s, token_interval_s
 from nvfp4_tui.sim.tokens import count_prompt_tokens, count_tokens, message_text
 from nvfp4_tui.sim.validation import BadRequest, check_context, error_response, parse_request
@@ -201,6 +201,7 @@ class SimEndpoint:
         self._streams: dict[asyncio.Task[Any], asyncio.Transport | None] = {}
         self._abortable: set[asyncio.Future[None]] = set()  # streams a new request aborts
         self._background: set[asyncio.Task[None]] = set()
+        self._engine_dead = False  # after an ``engine_crash_at`` crash, until the server exits
         self._switch = asyncio.Lock()
         self.host = "127.0.0.1"
         self.port = 0
@@ -243,6 +244,7 @@ class SimEndpoint:
                 await self._stop_listening()
                 self._sock = reserve_socket(self.host, self.port)
             elif not faults.down and not self.listening and self._sock is not None:
+                self._engine_dead = False  # a server started again has a new engine
                 await self._listen()
 
     async def _listen(self) -> None:
@@ -369,6 +371,8 @@ class SimEndpoint:
             return error_response(e.status, str(e))
         if number == self.quirks.engine_crash_at:
             return await self._crash(request, bool(body.get("stream")))
+        if self._engine_dead:
+            return error_response(500, ENGINE_CRASH_MESSAGE)
         abort = self._abort_streams_in_flight(loop)
         answer = self._answer(chat)
         plan = draw_faults(self.faults, self.spec.seed, number, len(answer.pieces))
@@ -404,25 +408,26 @@ class SimEndpoint:
         return abort
 
     async def _crash(self, request: web.Request, stream: bool) -> web.StreamResponse:
-        """The engine dies under this request: vLLM streams one error object and [DONE] in a
-        200, then the whole server exits (here: stops listening, dropping every connection)."""
+        """The engine dies under this request, as vLLM 0.32's does: one error object and [DONE]
+        in a 200; then, until the API server exits ``ENGINE_EXIT_S`` later, HTTP 500 with the
+        same message to every request while /health still answers 200; then nothing listens."""
         self.load.faults["engine_crash"] += 1
-        # Nothing new is accepted from here on, and this connection is not kept alive: once the
-        # client has read [DONE], no server is there to answer it, as after vLLM's exit.
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
+        self._engine_dead = True
         if not stream:
             response: web.StreamResponse = error_response(500, ENGINE_CRASH_MESSAGE)
-            response.force_close()
         else:
             response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-            response.force_close()
             await response.prepare(request)
             await response.write(stream_error(500, ENGINE_CRASH_MESSAGE) + DONE)
             await response.write_eof()
-        self._go_down()
+        task = asyncio.create_task(self._exit_after(ENGINE_EXIT_S / self.time_scale))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
         return response
+
+    async def _exit_after(self, delay_s: float) -> None:
+        await asyncio.sleep(delay_s)
+        await self.set_faults(replace(self.faults, down=True))
 
     def _completion_id(self, number: int) -> str:
         return f"chatcmpl-sim{self.spec.seed:x}{number:010x}"

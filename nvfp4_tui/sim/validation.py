@@ -8,7 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from nvfp4_tui.sim.answers import ChatRequest
-from nvfp4_tui.sim.wire import error_body
+from nvfp4_tui.sim.wire import error_json
 
 RETRY_AFTER_S = 1
 
@@ -23,7 +23,12 @@ class BadRequest(Exception):
 
 def error_response(status: int, message: str) -> web.Response:
     headers = {"Retry-After": str(RETRY_AFTER_S)} if status == 429 else None
-    return web.json_response(error_body(status, message), status=status, headers=headers)
+    return web.Response(
+        text=error_json(status, message),
+        status=status,
+        headers=headers,
+        content_type="application/json",
+    )
 
 
 def parse_request(body: Any, model: str, tools_enabled: bool) -> tuple[ChatRequest, dict]:

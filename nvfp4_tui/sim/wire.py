@@ -24,19 +24,24 @@ ERROR_TYPES = {
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:
-    """vLLM's error JSON."""
-    return {
-        "object": "error",
+    """vLLM 0.32's error JSON, as its HTTP errors and its stream's error event both carry it."""
+    error = {
         "message": message,
         "type": ERROR_TYPES.get(status, "BadRequestError"),
         "param": None,
         "code": status,
     }
+    return {"error": error}
+
+
+def error_json(status: int, message: str) -> str:
+    """``error_body`` written as vLLM writes it (compact)."""
+    return _dumps(error_body(status, message))
 
 
 def stream_error(status: int, message: str) -> bytes:
     """An error object as an SSE event inside a 200 stream, as vLLM sends one."""
-    return f"data: {_dumps({'error': error_body(status, message)})}\n\n".encode()
+    return f"data: {error_json(status, message)}\n\n".encode()
 
 
 def _dumps(value: Any) -> str:

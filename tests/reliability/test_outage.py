@@ -86,7 +86,7 @@ async def test_a_failure_a_dying_server_leaves_asks_health_and_a_dead_server_end
     kind: ErrorKind, message: str
 ) -> None:
     events: list[Event] = []
-    gate = EndpointGate("e", events.append, give_up_s=60.0, probe_first_s=0.01)
+    gate = EndpointGate("e", events.append, give_up_s=60.0, probe_first_s=0.01, last_watch_s=0.05)
     crashed = replace(_refused(), error_kind=kind, error_message=message)
     gate.probe = _probe_answering(after=0)  # still healthy after that failure: nothing said
     gate.report(crashed)
@@ -101,6 +101,40 @@ async def test_a_failure_a_dying_server_leaves_asks_health_and_a_dead_server_end
     assert gate.gave_up is not None and "still down when its plan ended" in gate.gave_up
     (said,) = [e for e in events if isinstance(e, EndpointStatus)]
     assert said.status == "down" and f"(after: {message})" in (said.message or "")
+
+
+def _probe_failing(after: int) -> Callable:
+    calls = {"n": 0}
+
+    async def probe() -> tuple[bool, str]:
+        calls["n"] += 1
+        return (True, "ok") if calls["n"] <= after else (False, "connect: connection refused")
+
+    return probe
+
+
+async def test_a_plan_that_ends_on_a_dying_failure_watches_health_until_the_server_exits() -> None:
+    # vLLM: HTTP 500 to the last requests, /health passing, then the API server exits.
+    events: list[Event] = []
+    gate = EndpointGate("e", events.append, give_up_s=60.0, probe_first_s=0.01)
+    gate.probe = _probe_failing(after=3)
+    message = 'HTTP 500: {"error":{"message":"EngineCore encountered an issue."}}'
+    gate.report(replace(_refused(), error_kind="http_5xx", error_message=message))
+    async with asyncio.timeout(BOUND_S):
+        await gate.finish()
+    assert gate.gave_up is not None and "still down when its plan ended" in gate.gave_up
+    (said,) = [e for e in events if isinstance(e, EndpointStatus)]
+    assert said.status == "down" and f"(after: {message})" in (said.message or "")
+
+
+async def test_a_plan_that_ends_on_a_success_does_not_watch_health() -> None:
+    gate = EndpointGate("e", lambda event: None, give_up_s=60.0, probe_first_s=0.01)
+    gate.probe = _probe_failing(after=1)
+    gate.report(replace(_refused(), error_kind="http_5xx", error_message="HTTP 500"))
+    gate.report(replace(_refused(), status="ok", error_kind=None, error_message=None))
+    async with asyncio.timeout(BOUND_S):
+        await gate.finish()
+    assert gate.gave_up is None
 
 
 async def test_a_gate_closed_by_pause_and_outage_opens_only_when_both_end() -> None:

@@ -32,7 +32,8 @@ async def test_http_errors_carry_vllm_error_json(
         body = await r.json()
         assert r.status == status
         assert (r.headers.get("Retry-After") is not None) == (status == 429)
-    assert body["object"] == "error" and body["code"] == status and body["param"] is None
+    error = body["error"]  # vLLM 0.32's shape
+    assert error["code"] == status and error["param"] is None and error["message"]
     assert (await _stats(session, fleet.urls["sim0"]))["faults"] == {"http_error": 1}
 
 
@@ -151,7 +152,7 @@ async def test_faults_switch_at_run_time_and_bad_bodies_are_refused(
     for bad in ({"reset_rate": 2}, {"bogus": 1}, {"down": "yes"}, [1], {"http_status": 418}):
         async with session.post(f"{url}/sim/faults", json=bad) as reply:
             assert reply.status == 400, bad
-            assert (await reply.json())["object"] == "error"
+            assert (await reply.json())["error"]["code"] == 400
 
 
 def test_fault_draws_are_deterministic_and_follow_the_rates() -> None:

@@ -67,9 +67,9 @@ async def test_model_without_tools_answers_400_like_vllm(
         f"{url}/v1/chat/completions", json=chat_body(PROMPT, tools=[WEATHER])
     ) as reply:
         assert reply.status == 400
-        body = await reply.json()
-    assert set(body) == {"object", "message", "type", "param", "code"}
-    assert body["object"] == "error" and body["type"] == "BadRequestError" and body["code"] == 400
+        body = (await reply.json())["error"]
+    assert set(body) == {"message", "type", "param", "code"}
+    assert body["type"] == "BadRequestError" and body["code"] == 400
     assert "--enable-auto-tool-choice" in body["message"]
     # tool_choice "none" needs no parser: a plain answer
     plain = await read_sse(session, url, chat_body(PROMPT, tools=[WEATHER], tool_choice="none"))
