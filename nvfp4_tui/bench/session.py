@@ -41,6 +41,7 @@ from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.events import (
     Event,
     GpuSample,
+    PhaseFinished,
     RunFinished,
     RunOutcome,
     RunStarted,
@@ -140,6 +141,11 @@ class Session:
         self._metrics_stop = asyncio.Event()  # set when the run is over: one last poll
         # The runner's RunFinished, held until the last telemetry is in: it closes the stream.
         self._finished: RunFinished | None = None
+        # While the run polls /metrics: an endpoint's phase that ends has it polled at once, so
+        # that what its server observed in that phase is not counted in the next (a level
+        # shorter than the poll interval would otherwise get no server figures of its own).
+        self._scraper: PrometheusScraper | None = None
+        self._phase_end_polls: set[asyncio.Task[None]] = set()
         workers = worker_count(profile.run.workers, len(profile.endpoints))
         self.runner = (
             Runner(profile, suites, self.run_id, self.emit)
@@ -156,6 +162,15 @@ class Session:
             self._finished = event
             return
         self._publish(event)
+        if isinstance(event, PhaseFinished) and self._scraper is not None:
+            task = asyncio.create_task(self._poll_at_phase_end(self._scraper, event.endpoint_id))
+            self._phase_end_polls.add(task)
+            task.add_done_callback(self._phase_end_polls.discard)
+
+    async def _poll_at_phase_end(self, scraper: PrometheusScraper, endpoint_id: str) -> None:
+        sample = await scraper.scrape_endpoint(endpoint_id)
+        if sample is not None:
+            self.emit(sample)
 
     def _publish(self, event: Event) -> None:
         for subscriber in self.subscribers:
@@ -292,9 +307,15 @@ class Session:
         # sampler reads them): one source per figure.
         direct = [e for e in self.profile.endpoints if not e.telemetry.startswith("prometheus:")]
         async with aiohttp.ClientSession() as http:
-            scraper = PrometheusScraper(direct, http, on_status=on_status)
-            async for sample in scrape_loop(scraper, stop=self._metrics_stop, final_poll=True):
-                self.emit(sample)
+            scraper = self._scraper = PrometheusScraper(direct, http, on_status=on_status)
+            try:
+                async for sample in scrape_loop(scraper, stop=self._metrics_stop, final_poll=True):
+                    self.emit(sample)
+                await asyncio.gather(*self._phase_end_polls)
+            finally:
+                self._scraper = None
+                for task in self._phase_end_polls:
+                    task.cancel()
 
 
 async def _release_heap_periodically() -> None:

@@ -348,6 +348,8 @@ class PrometheusScraper:
         self._on_status = on_status
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._deltas = {e.id: ServerMetricsDelta(e.id) for e in self._endpoints}
+        # One poll of an endpoint at a time: each sample's deltas start where the last ended.
+        self._polling = {e.id: asyncio.Lock() for e in self._endpoints}
         self._states: dict[str, MetricsState] = {}
 
     def state(self, endpoint_id: str) -> MetricsState | None:
@@ -360,20 +362,23 @@ class PrometheusScraper:
         What goes wrong with one endpoint's poll, even an error no check foresaw, is reported as
         that endpoint's state and never stops the others' samples.
         """
-        results = await asyncio.gather(
-            *(self._scrape(e) for e in self._endpoints), return_exceptions=True
-        )
-        samples: list[ServerSample] = []
-        for endpoint, result in zip(self._endpoints, results, strict=True):
-            if isinstance(result, ServerSample):
-                samples.append(result)
-            elif isinstance(result, Exception):
+        results = await asyncio.gather(*(self._poll(e) for e in self._endpoints))
+        return [sample for sample in results if sample is not None]
+
+    async def scrape_endpoint(self, endpoint_id: str) -> ServerSample | None:
+        """Poll one endpoint now (when its phase ends, say); None for one not polled here."""
+        endpoint = next((e for e in self._endpoints if e.id == endpoint_id), None)
+        return None if endpoint is None else await self._poll(endpoint)
+
+    async def _poll(self, endpoint: Endpoint) -> ServerSample | None:
+        async with self._polling[endpoint.id]:
+            try:
+                return await self._scrape(endpoint)
+            except Exception as error:
                 self._deltas[endpoint.id].forget()
-                message = f"no server metrics (unreadable: {_one_line(result)})"
+                message = f"no server metrics (unreadable: {_one_line(error)})"
                 self._set_state(time.time(), endpoint.id, "no_metrics", message)
-            elif isinstance(result, BaseException):
-                raise result  # cancellation, an interpreter exit: not the endpoint's doing
-        return samples
+                return None
 
     async def _scrape(self, endpoint: Endpoint) -> ServerSample | None:
         t, mono_s = time.time(), time.monotonic()
