@@ -8,7 +8,8 @@ time ends the endpoint's run with status ``down``. Other endpoints never wait on
 
 A server can also die under a request without a refused connection to show it: vLLM's engine
 crash answers HTTP 200 with an error object in the stream, then the server exits. So a request
-that failed in its stream (``protocol``, ``reset``, ``truncated``) has /health asked at once; a
+that failed in its stream (``protocol``, ``reset``, ``truncated``) or with HTTP 5xx has /health
+asked at once; a
 server that no longer answers is in an outage from then, and the outage's messages quote the
 failure that came before it. vLLM's API server outlives its engine by up to a second, answering
 HTTP 500 while /health passes: a plan that ends on such a failure watches /health a few seconds

@@ -335,11 +335,16 @@ class SimEndpoint:
         self._go_down()
         return response
 
-    def _go_down(self) -> None:
-        """Stop listening once the handler running now has returned (its connection drops)."""
-        task = asyncio.create_task(self.set_faults(replace(self.faults, down=True)))
+    def _go_down(self, after_s: float = 0.0) -> None:
+        """Stop listening ``after_s`` from now, once the handler running now has returned (its
+        connection drops)."""
+        task = asyncio.create_task(self._stop_after(after_s))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    async def _stop_after(self, after_s: float) -> None:
+        await asyncio.sleep(after_s)
+        await self.set_faults(replace(self.faults, down=True))
 
     # -- chat completions ------------------------------------------------------------------
 
@@ -420,14 +425,8 @@ class SimEndpoint:
             await response.prepare(request)
             await response.write(stream_error(500, ENGINE_CRASH_MESSAGE) + DONE)
             await response.write_eof()
-        task = asyncio.create_task(self._exit_after(ENGINE_EXIT_S / self.time_scale))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._go_down(ENGINE_EXIT_S / self.time_scale)
         return response
-
-    async def _exit_after(self, delay_s: float) -> None:
-        await asyncio.sleep(delay_s)
-        await self.set_faults(replace(self.faults, down=True))
 
     def _completion_id(self, number: int) -> str:
         return f"chatcmpl-sim{self.spec.seed:x}{number:010x}"
