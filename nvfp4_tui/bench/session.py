@@ -42,10 +42,12 @@ from nvfp4_tui.core.events import (
     Event,
     GpuSample,
     PhaseFinished,
+    PhaseStarted,
     RunFinished,
     RunOutcome,
     RunStarted,
     ServerSample,
+    TokenProgress,
 )
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.store.manifest import SnapshotError
@@ -141,11 +143,13 @@ class Session:
         self._metrics_stop = asyncio.Event()  # set when the run is over: one last poll
         # The runner's RunFinished, held until the last telemetry is in: it closes the stream.
         self._finished: RunFinished | None = None
-        # While the run polls /metrics: an endpoint's phase that ends has it polled at once, so
-        # that what its server observed in that phase is not counted in the next (a level
-        # shorter than the poll interval would otherwise get no server figures of its own).
+        # While the run polls /metrics, an endpoint is also polled once in each phase as soon
+        # as its streams decode, and at once when the phase ends: a level shorter than the poll
+        # interval still gets its server's gauges read while it ran (running, KV cache), and
+        # what the server observed in it is not counted in the next.
         self._scraper: PrometheusScraper | None = None
-        self._phase_end_polls: set[asyncio.Task[None]] = set()
+        self._phase_polls: set[asyncio.Task[None]] = set()
+        self._decoding_polled: set[str] = set()  # endpoints polled in their phase's decode
         workers = worker_count(profile.run.workers, len(profile.endpoints))
         self.runner = (
             Runner(profile, suites, self.run_id, self.emit)
@@ -162,12 +166,25 @@ class Session:
             self._finished = event
             return
         self._publish(event)
-        if isinstance(event, PhaseFinished) and self._scraper is not None:
-            task = asyncio.create_task(self._poll_at_phase_end(self._scraper, event.endpoint_id))
-            self._phase_end_polls.add(task)
-            task.add_done_callback(self._phase_end_polls.discard)
+        if isinstance(event, PhaseStarted):
+            self._decoding_polled.discard(event.endpoint_id)
+        elif isinstance(event, PhaseFinished):
+            self._poll_in_phase(event.endpoint_id)
+        elif (
+            isinstance(event, TokenProgress)
+            and event.decode_tokens
+            and event.endpoint_id not in self._decoding_polled
+        ):
+            self._decoding_polled.add(event.endpoint_id)
+            self._poll_in_phase(event.endpoint_id)
 
-    async def _poll_at_phase_end(self, scraper: PrometheusScraper, endpoint_id: str) -> None:
+    def _poll_in_phase(self, endpoint_id: str) -> None:
+        if self._scraper is not None:
+            task = asyncio.create_task(self._poll_now(self._scraper, endpoint_id))
+            self._phase_polls.add(task)
+            task.add_done_callback(self._phase_polls.discard)
+
+    async def _poll_now(self, scraper: PrometheusScraper, endpoint_id: str) -> None:
         sample = await scraper.scrape_endpoint(endpoint_id)
         if sample is not None:
             self.emit(sample)
@@ -311,10 +328,10 @@ class Session:
             try:
                 async for sample in scrape_loop(scraper, stop=self._metrics_stop, final_poll=True):
                     self.emit(sample)
-                await asyncio.gather(*self._phase_end_polls)
+                await asyncio.gather(*self._phase_polls)
             finally:
                 self._scraper = None
-                for task in self._phase_end_polls:
+                for task in self._phase_polls:
                     task.cancel()
 
 
