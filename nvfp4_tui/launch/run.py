@@ -152,12 +152,13 @@ def say_before_run(plan: LaunchPlan, stream: TextIO | None = None) -> None:
     for suite in plan.suites.values():
         if suite.dataset is None or not suite.dataset.skipped:
             continue
-        skipped = suite.dataset.skipped
+        skipped, others, runs = suite.dataset.skipped, suite.dataset.rows, len(suite.prompts)
         for line in skipped[:ROWS_LEFT_OUT_SHOWN]:
             print(line, file=stream)
+        which = f"the {others} others" if runs == others else f"{runs} of the {others} others"
         print(
             f"{suite.name}: {len(skipped)} unusable row{'s' * (len(skipped) != 1)} of "
-            f"{suite.dataset.source} left out; it runs the {suite.dataset.rows} others",
+            f"{suite.dataset.source} left out; it runs {which}",
             file=stream,
             flush=True,
         )

@@ -241,6 +241,56 @@ def test_a_long_row_a_device_and_too_many_rows_are_bounded(tmp_path, monkeypatch
     ]
 
 
+def test_what_a_gz_decompresses_to_is_bounded_like_a_file(tmp_path, monkeypatch):
+    """A few kB of gzip can hold gigabytes: reading stops at MAX_DATASET_BYTES decompressed, in
+    rows and in one long line alike (its bytes are not even decompressed past the bound)."""
+    monkeypatch.setattr(datasets, "MAX_DATASET_BYTES", 4096)
+    rows = [
+        {"id": f"q{i}", "question": f"{i} + 1? " + "pad " * 20, "answer": i + 1} for i in range(200)
+    ]
+    write_jsonl(tmp_path / "rows.jsonl.gz", rows)
+    assert (tmp_path / "rows.jsonl.gz").stat().st_size < 4096  # the bound is on what it holds
+    (tmp_path / "gsm.toml").write_text(NUMBER_SUITE.replace("rows.jsonl", "rows.jsonl.gz"))
+    suite = load_suite(tmp_path / "gsm.toml")
+    assert suite.dataset is not None
+    kept = len(suite.prompts)
+    assert 0 < kept < 200 and suite.dataset.rows == kept
+    assert suite.dataset.skipped == (
+        f"{tmp_path / 'rows.jsonl.gz'}: line {kept + 1} and after: past 4,096 bytes read, left out",
+    )
+    # One line of 64 GiB of zeros would take minutes to decompress; it is read only to the bound.
+    bomb = tmp_path / "bomb.jsonl.gz"
+    with gzip.open(bomb, "wb") as f:
+        f.write(json.dumps(rows[0]).encode() + b"\n")
+        for _ in range(64):
+            f.write(b"0" * (1 << 20))
+    monkeypatch.setattr(datasets, "MAX_LINE_BYTES", 1000)
+    read = list(datasets._lines(bomb))
+    assert read[0][1] is not None and read[-1] == (2, datasets.PAST_BYTES)
+
+
+def test_a_sample_holds_only_its_rows_the_ones_the_whole_suite_would_pick(tmp_path, monkeypatch):
+    from nvfp4_tui.config.suites import Sample
+
+    rows: list[object | str] = [
+        {"id": f"q{i}", "question": f"{i} + 1?", "answer": i + 1} for i in range(40)
+    ]
+    rows[5] = "not json"
+    write_jsonl(tmp_path / "rows.jsonl", rows)
+    (tmp_path / "gsm.toml").write_text(NUMBER_SUITE)
+    whole = load_suite(tmp_path / "gsm.toml")
+    built: list[str] = []
+    row = datasets.Row
+    monkeypatch.setattr(datasets, "Row", lambda *a: built.append(a[0]) or row(*a))
+    sampled = load_suite(tmp_path / "gsm.toml", Sample(count=6, seed=9))
+    assert sampled.prompts == whole.sampled(6, seed=9).prompts
+    assert sampled.dataset == whole.dataset  # 39 usable rows, the bad one named
+    # Every row is checked once to count them, but only the picked ones are kept as prompts.
+    picked = [p.id for p in sampled.prompts]
+    assert len(picked) == 6 and built[-6:] == picked
+    assert sampled.sampled(6, seed=9) is sampled
+
+
 def test_rows_nested_too_deeply_for_the_parsers_are_left_out_one_line_each(tmp_path):
     deep_tests = "def test_x():\n    x = " + "-" * 200_000 + "1\n"
     write_jsonl(
@@ -268,7 +318,7 @@ def test_a_row_that_recurses_past_the_parser_is_left_out_too(tmp_path, monkeypat
 
     write_jsonl(tmp_path / "rows.jsonl", [{"id": "q1", "question": "1 + 1?", "answer": 2}])
     monkeypatch.setattr(datasets, "_check", too_deep)
-    rows, skipped = datasets.read_rows(
+    rows, skipped, _ = datasets.read_rows(
         tmp_path / "rows.jsonl", datasets.FieldMap("question", "answer", "id"), "math", "{prompt}"
     )
     assert (rows, skipped) == (
