@@ -28,6 +28,7 @@ import polars as pl
 
 from nvfp4_tui.core.events import Event, RunStarted, decode
 from nvfp4_tui.core.slo import LoadTracker
+from nvfp4_tui.store.decoded_size import decoded_problem
 from nvfp4_tui.store.manifest import (
     SnapshotError,
     check_run_id,
@@ -87,8 +88,12 @@ def _read_file(path: Path, table: str) -> pl.DataFrame | str:
     """
     try:
         with open_regular(path) as file:
-            if os.fstat(file.fileno()).st_size == 0:
+            size = os.fstat(file.fileno()).st_size
+            if size == 0:
                 return "empty file (0 bytes)"
+            too_big = decoded_problem(file, size)
+            if too_big is not None:
+                return too_big
             frame = pl.read_parquet(file)
     except FileNotFoundError:
         raise _Vanished(str(path)) from None
@@ -186,7 +191,8 @@ def _read_all_at_once(parts: list[Path], table: str) -> pl.DataFrame | None:
     with contextlib.ExitStack() as opened:
         try:
             files: list[IO[bytes]] = [opened.enter_context(open_regular(p)) for p in parts]
-            if any(os.fstat(file.fileno()).st_size == 0 for file in files):
+            sizes = [os.fstat(file.fileno()).st_size for file in files]
+            if 0 in sizes or any(map(decoded_problem, files, sizes)):
                 return None
             frame = pl.read_parquet(files)
         except FileNotFoundError:

@@ -23,6 +23,7 @@ from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.output.report import render_snapshot
 from nvfp4_tui.sources.follow import FollowSource
 from nvfp4_tui.sources.replay import ReplaySource
+from nvfp4_tui.store import decoded_size
 from nvfp4_tui.store.manifest import SnapshotError, read_manifest, write_manifest
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.store.schema import events_to_frame
@@ -216,3 +217,32 @@ async def test_numbers_no_run_produces_replay_report_and_draw(tmp_path: Path) ->
         await pilot.press("space", "left", "home", "end", "l")
         assert replay.source_error is None
         assert replay.state.status == "complete"
+
+
+def test_a_part_made_to_blow_up_when_decoded_is_refused_by_name_and_export_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dictionary of one long answer repeated by run-length encoding: an 11 kB part was
+    1.6 GB in memory, and its CSV export ran for minutes. Here a few kB that would decode to
+    40 MB, against a floor lowered to 1 MiB."""
+    monkeypatch.setattr(decoded_size, "DECODED_FLOOR_BYTES", 1 << 20)
+    directory, _ = _running_snapshot(tmp_path)
+    parts = list_parts(directory / "requests")
+    bomb = parts[2]
+    lost = _requests_in(bomb)
+    total = _rows(directory)
+    one = pl.read_parquet(parts[0]).head(1)
+    rows = one.select(pl.all().repeat_by(20_000).explode())
+    rows.with_columns(answer_text=pl.lit("A" * 2_000)).write_parquet(bomb, compression_level=22)
+    assert bomb.stat().st_size * decoded_size.DECODED_MAX_RATIO < 40_000_000
+
+    snapshot = open_snapshot(directory)
+    assert snapshot.requests().height == total - lost
+    [warning] = snapshot.warnings
+    assert warning.startswith(f"skipped {bomb}: would take ") and "not read" in warning
+    out = tmp_path / "csv"
+    assert cli_main(["export", str(directory), "--format", "csv", "--out", str(out)]) == (
+        exit_codes.DAMAGED
+    )
+    assert "not read" in capsys.readouterr().err
+    assert pl.read_csv(out / "requests.csv").height == total - lost
