@@ -177,6 +177,10 @@ def build_parser() -> argparse.ArgumentParser:
             action="store_true",
             help="run in the background, surviving the terminal; prints how to follow it",
         )
+    # An abbreviation that works today (--headles for --headless) would mean another flag, or
+    # nothing, once a flag sharing its start is added: every flag is spelled out.
+    for command in (parser, *sub.choices.values()):
+        command.allow_abbrev = False
     return parser
 
 

@@ -21,6 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m nvfp4_tui.sim",
         description="Serve the simulated endpoints of a fleet profile on loopback.",
+        allow_abbrev=False,
     )
     parser.add_argument("profile", type=Path, help="fleet profile (TOML)")
     parser.add_argument(

@@ -189,6 +189,14 @@ def test_a_missing_suite_stops_a_monitored_run_before_it_starts(tmp_path: Path, 
     assert not list((tmp_path / "out").iterdir())  # no snapshot, no worker started
 
 
+def test_a_flag_is_spelled_out_no_abbreviation_stands_for_it(capsys) -> None:
+    assert build_parser().parse_args(["run", "p.toml", "--headless"]).headless
+    for argv in (["run", "p.toml", "--headles"], ["demo", "--time-sc", "10"], ["--vers", "demo"]):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(argv)
+        assert "unrecognized arguments" in capsys.readouterr().err
+
+
 def test_command_line_flags(tmp_path: Path, capsys) -> None:
     args = build_parser().parse_args(
         ["run", "p.toml", "--rate", "0.5,2", "--arrivals", "constant", "--sweep"]
