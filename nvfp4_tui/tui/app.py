@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import ClassVar
 
 from textual import work
@@ -38,6 +37,7 @@ from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.screens.fleet import FleetScreen
 from nvfp4_tui.tui.screens.help import HelpScreen
 from nvfp4_tui.tui.screens.leaderboard import LeaderboardScreen
+from nvfp4_tui.tui.screenshots import ScreenshotsHere
 from nvfp4_tui.tui.source_status import (
     FollowReadout,
     ReplayReadout,
@@ -60,7 +60,7 @@ INLINE_REBUILD_EVENTS = 5_000
 DETAILS_KEPT = 8  # detail screens kept built: a 7-GPU box's all, a big fleet's recent ones
 
 
-class FleetApp(App[int]):
+class FleetApp(ScreenshotsHere[int]):
     """The monitor. ``clock`` gives "now" (Unix seconds), the source's unless a test fixes one."""
 
     CSS_PATH = "app.tcss"
@@ -282,11 +282,6 @@ class FleetApp(App[int]):
                 self.uninstall_screen(old)
                 self._details.remove(old)
         return name
-
-    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
-        """Save the screen as SVG in the current directory: Textual's default is a Downloads
-        folder that may not exist. Textual says where it went once it is written."""
-        self.deliver_screenshot(filename, path or str(Path.cwd()))
 
     def action_grid(self) -> None:
         self.switch_mode("fleet")

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.screen import Screen
 
 from nvfp4_tui.core.figures.comparison import Comparison
 from nvfp4_tui.tui.screens.compare import CompareScreen
+from nvfp4_tui.tui.screenshots import ScreenshotsHere
 
 
-class CompareApp(App[int]):
+class CompareApp(ScreenshotsHere[int]):
     CSS_PATH = "app.tcss"
     TITLE = "nvfp4-tui compare"
 

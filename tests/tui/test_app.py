@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+import pytest
 from textual.containers import Grid
 from textual.widgets import DataTable, Static
 
@@ -417,18 +418,27 @@ async def test_bindings_can_be_remapped_by_id() -> None:
         assert isinstance(app.screen, LeaderboardScreen)
 
 
+@pytest.mark.parametrize("asked", ["action", "palette"])
 async def test_a_screenshot_lands_in_the_current_directory_and_says_so(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, asked: str
 ) -> None:
+    """As a user asks for it: the palette's entry calls ``deliver_screenshot`` itself, not the
+    action, and where there is no ~/Downloads it failed ("Failed to save screenshot")."""
     from tests.support.sample_app import sample_app, settle
+    from tests.tui.runs import run_command
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no Downloads folder in it
+    monkeypatch.delenv("XDG_DOWNLOAD_DIR", raising=False)
     app, source = sample_app(complete=True)
     notes: list[str] = []
     app.notify = lambda message, **_: notes.append(str(message))  # type: ignore[method-assign]
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, source)
-        app.action_screenshot()
+        if asked == "action":
+            app.action_screenshot()
+        else:
+            await run_command(pilot, "Screenshot", "Screenshot")
         for _ in range(100):  # the file is written on a thread
             await pilot.pause(0.05)
             if notes:
