@@ -48,6 +48,7 @@ GOOD_STREAM = [
     chunk(finish="stop"),
     chunk(usage=usage(3, 2), choices=False),
 ]
+HELD_S = 60.0  # how long a server holds a body's end open after [DONE]
 ENDLESS_BYTES = 8 << 20  # what an endless server writes at most, so a failing test still ends
 
 
@@ -146,6 +147,33 @@ async def test_bytes_after_done_are_not_read_forever() -> None:
     m = await chat(server)
     assert m.status == "ok" and m.answer_text == "ab"
     assert server.hung_up
+
+
+async def test_a_body_whose_end_lags_its_done_does_not_hold_the_next_request() -> None:
+    """A server slow to end its bodies would hold a closed loop's next request as long as it
+    lags. Past [DONE] the client waits DRAIN_WAIT_S, then drops the connection; the answer
+    stands, and the next request goes out on a new connection."""
+    held = asyncio.Event()  # set when the server gives up holding: the client left
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b"".join([*GOOD_STREAM, DONE]))
+        try:
+            await asyncio.sleep(HELD_S)  # the body's end, long after [DONE]
+            await response.write_eof()
+        finally:
+            held.set()
+        return response
+
+    timeouts = Timeouts(idle_s=HELD_S, total_s=2 * HELD_S)  # neither ends the wait
+    async with serve_client(handler, limits=SMALL, timeouts=timeouts) as (_, client):
+        async with asyncio.timeout(HELD_S / 3):
+            first = await client.chat(HELLO)
+            second = await client.chat(HELLO)
+            await held.wait()
+    for m in (first, second):
+        assert m.status == "ok" and m.answer_text == "ab" and m.tokens_out == 2
 
 
 async def test_a_run_records_too_large_rows_under_its_profiles_bound(tmp_path: Path) -> None:

@@ -55,6 +55,10 @@ READ_BUFSIZE = 4 * 1024 * 1024  # aiohttp's 64 KiB default stalls on long replie
 # reads are smaller, so a healthy stream never yields more than it did.
 SLICE_BYTES = 16 * 1024
 MAX_DRAIN_BYTES = 64 * 1024  # read after [DONE] so the connection can be reused, and no more
+# How long the end of a body may lag its [DONE] before the connection is dropped instead: the
+# next request of a closed loop waits for this one to let go, and a server slow to end its
+# bodies would otherwise hold every worker for as long as it lags.
+DRAIN_WAIT_S = 0.1
 MEASURED_ON_LOOP_CHUNKS = 16_384  # a few ms of measuring; longer streams are measured off it
 MAX_MODELS_BYTES = 1 << 20  # a /v1/models listing; past this it is no listing
 HEALTH_CONNECTIONS = 2  # pool slots beyond the concurrency, so a health check never waits
@@ -266,16 +270,18 @@ class EndpointClient:
                     )
                 async for buffer in response.content.iter_any():
                     now = perf_counter()
-                    waiting_for = "idle"
-                    watchdog.reschedule(min(loop.time() + timeouts.idle_s, total_deadline))
                     if stream.done_at is not None:
                         # Drain a little so the connection can be reused; a server that goes
-                        # on past [DONE] has its connection dropped instead.
+                        # on past [DONE], or is slow to end the body, has it dropped instead.
                         drained += len(buffer)
                         if drained > MAX_DRAIN_BYTES:
                             break
                         continue
+                    waiting_for = "idle"
+                    watchdog.reschedule(min(loop.time() + timeouts.idle_s, total_deadline))
                     await self._parse(buffer, parser, stream, now, budget)
+                    if stream.done_at is not None:
+                        watchdog.reschedule(loop.time() + DRAIN_WAIT_S)
                     if progress is not None and stream.gen_times:
                         made = stream.tokens_so_far()
                         if not decoding:
