@@ -42,8 +42,7 @@ class ServeError(Exception):
 
 def served_command(args: Sequence[str], parsed: argparse.Namespace) -> str:
     """The shell command each browser tab runs, checked: ``args`` (``parsed`` by the CLI's own
-    parser, so that an abbreviated option reads as what it stands for) name a servable command
-    that shows the monitor."""
+    parser, which takes no abbreviation) name a servable command that shows the monitor."""
     if not args:
         raise ServeError(f"serve: name the command to serve ({', '.join(SERVABLE)})")
     command = parsed.command

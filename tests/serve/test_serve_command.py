@@ -37,14 +37,22 @@ def test_a_view_is_served_by_this_interpreter() -> None:
         (["run", "p.toml"], "start a run with `run --detach` and serve `follow`"),
         (["export", "x", "--format", "csv", "--out", "y"], "'export' cannot be served"),
         (["demo", "--headless"], "--headless leaves nothing to show"),
-        # Abbreviated, as argparse reads them: checked as what they stand for.
-        (["demo", "--head"], "--headless leaves nothing to show"),
-        (["follow", "--headless", "--js"], "leaves nothing to show"),
+        (["follow", "--headless", "--json"], "leaves nothing to show"),
     ],
 )
 def test_what_cannot_be_served_is_refused(args: list[str], message: str) -> None:
     with pytest.raises(ServeError, match=message):
         checked(args)
+
+
+def test_an_abbreviated_option_is_refused_before_it_is_checked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Were --head read as --headless here and not by the served command, the two could differ.
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", "--port", "1", "demo", "--head"])
+    assert exit_.value.code == 2
+    assert "unrecognized arguments: --head" in capsys.readouterr().err
 
 
 def test_refusal_is_a_usage_error_before_binding(capsys: pytest.CaptureFixture[str]) -> None:
