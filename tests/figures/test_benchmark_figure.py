@@ -25,6 +25,7 @@ from nvfp4_tui.core.figures.plot_data import (
     class_label,
     published_figures,
 )
+from nvfp4_tui.core.series_colours import colour_indices
 from nvfp4_tui.output.figures.inputs import figure_inputs
 from nvfp4_tui.store.reader import open_snapshot
 from tests.support.factories import T0, endpoint_info, request, write_snapshot
@@ -96,7 +97,11 @@ def test_each_benchmark_is_drawn_with_its_label_wilson_interval_and_problems(tmp
     assert "chat prompt v1" in figure.title
     (panel,) = figure.panels
     assert panel.metric == "pass@1"
-    assert [(s.endpoint_id, s.colour_index) for s, _ in panel.bars] == [("a", 0), ("b", 1)]
+    hues = colour_indices(["a", "b"])
+    assert [(s.endpoint_id, s.colour_index) for s, _ in panel.bars] == [
+        ("a", hues["a"]),
+        ("b", hues["b"]),
+    ]
     for series, found in panel.bars:
         share = PASSED[series.endpoint_id] / 10
         assert (found.mean, found.n) == (pytest.approx(share), 10)

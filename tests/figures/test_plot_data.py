@@ -26,7 +26,7 @@ from nvfp4_tui.core.figures.plot_data import (
 )
 from nvfp4_tui.core.figures.recommendation import fleet_recommendation
 from nvfp4_tui.core.figures.scores import HEURISTIC
-from nvfp4_tui.core.series_colours import series_hex
+from nvfp4_tui.core.series_colours import colour_indices, series_hex
 from nvfp4_tui.output.figures.inputs import figure_inputs
 from nvfp4_tui.store.reader import open_snapshot
 
@@ -74,11 +74,12 @@ def test_one_colour_and_class_per_endpoint_in_every_figure(figures) -> None:
         series = getattr(figure, "series", None)
         if series is None:
             continue
+        hues = colour_indices(["fast", "slow"])
         assert [(s.endpoint_id, s.colour_index, s.class_label) for s in series] == [
-            ("fast", 0, "MoE"),
-            ("slow", 1, "dense"),
+            ("fast", hues["fast"], "MoE"),
+            ("slow", hues["slow"], "dense"),
         ]
-    assert series_hex(0) != series_hex(1)
+    assert series_hex(hues["fast"]) != series_hex(hues["slow"])
 
 
 def test_speed_bars_hold_both_speeds_and_each_class_average(figures) -> None:

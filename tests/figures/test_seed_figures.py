@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from nvfp4_tui.config import DEMO_PROFILE
+from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.core.figures.plot_data import (
     SEED_FIGURES,
     Omitted,
@@ -27,6 +29,7 @@ from nvfp4_tui.core.figures.plot_data import (
     published_figures,
 )
 from nvfp4_tui.core.figures.recommendation import fleet_recommendation
+from nvfp4_tui.core.series_colours import colour_indices
 from nvfp4_tui.output.figures.inputs import figure_inputs
 from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot
@@ -139,3 +142,19 @@ def test_the_fleet_recommendation_says_two_prompts_are_too_thin(seed) -> None:
         "coding",
         "design",
     ]
+
+
+def test_a_model_has_the_colour_the_demo_gives_it(seed) -> None:
+    """The seed's six models and the demo's seven, in other orders: each model the two share
+    (by its endpoint id) is drawn in one hue in both."""
+    figures, _ = seed
+    demo = [e.id for e in load_profile(DEMO_PROFILE).endpoints]
+    demo_hues = colour_indices(demo)
+    speed = figures["speed"]
+    assert isinstance(speed, SpeedBars)
+    shared = [s for s in speed.series if s.endpoint_id in demo_hues]
+    assert len(shared) == 5  # all but dense_qwen, which the demo calls dense_qwen35
+    places = [s.endpoint_id for s in speed.series]
+    assert any(places.index(s.endpoint_id) != demo.index(s.endpoint_id) for s in shared)
+    for series in shared:
+        assert series.colour_index == demo_hues[series.endpoint_id], series.endpoint_id

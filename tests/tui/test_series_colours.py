@@ -3,11 +3,12 @@ on dark and light backgrounds."""
 
 from __future__ import annotations
 
+import zlib
 from itertools import combinations
 
 from textual.color import Color, rgb_to_lab
 
-from nvfp4_tui.core.series_colours import SERIES_HEX, series_hex
+from nvfp4_tui.core.series_colours import SERIES_HEX, colour_indices, series_hex
 
 CUBE_LEVELS = {0, 95, 135, 175, 215, 255}  # the xterm 256-colour cube's steps per channel
 MIN_APART = 30.0  # CIE76 ΔE: about where two hues stop reading as "the same colour"
@@ -41,3 +42,23 @@ def test_colours_repeat_only_after_every_hue_was_used() -> None:
     seen = [series_hex(i) for i in range(len(SERIES_HEX))]
     assert seen == list(SERIES_HEX)
     assert series_hex(len(SERIES_HEX)) == SERIES_HEX[0]
+
+
+DEMO = ["moe_qwen36", "moe_redhat", "moe_huihui", "dense_qwen35", "dense_qwopus", "dense_gemma31"]
+
+
+def test_a_model_keeps_its_hue_whatever_its_place_and_its_neighbours() -> None:
+    hues = colour_indices(DEMO)
+    assert colour_indices(reversed(DEMO)) == hues
+    fewer = colour_indices(DEMO[2:])
+    assert all(fewer[i] == hues[i] for i in fewer)  # no collision here: each keeps its own
+    assert len(set(hues.values())) == len(DEMO)
+
+
+def test_colliding_ids_take_the_next_free_hue_and_repeat_only_past_nine() -> None:
+    ids = [f"gpu{i}" for i in range(len(SERIES_HEX) + 3)]
+    hues = colour_indices(ids)
+    first_nine = sorted(ids)[: len(SERIES_HEX)]
+    assert sorted(hues[i] for i in first_nine) == list(range(len(SERIES_HEX)))
+    preferred = [zlib.crc32(i.encode()) % len(SERIES_HEX) for i in first_nine]
+    assert len(set(preferred)) < len(preferred)  # the rule was needed: some ids collided

@@ -8,8 +8,8 @@ knees and the SLO, Pareto, VRAM, the standard benchmarks' scores). A figure the 
 cannot support is an ``Omitted`` with the reason, so a write-up can say what is missing and why
 (a legacy import has no TTFT).
 
-Every endpoint is a ``Series`` whose ``colour_index`` is its place in the run's endpoint order,
-the index ``series_colours`` gives the TUI's charts too. Labels are made one plain line here,
+Every endpoint is a ``Series`` whose ``colour_index`` is its model's hue (``series_colours``),
+the one the TUI's charts give it too. Labels are made one plain line here,
 and cut at a word boundary with their class named once (``Series.named``). A run on a simulator
 faster than real time says so on every figure with a speed or time axis (``clock_note``).
 """
@@ -34,6 +34,7 @@ from nvfp4_tui.core.figures.intervals import wilson_95
 from nvfp4_tui.core.figures.leaderboard import LeaderRow
 from nvfp4_tui.core.figures.scores import score_label
 from nvfp4_tui.core.outside_text import outside_line
+from nvfp4_tui.core.series_colours import colour_indices
 from nvfp4_tui.core.slo import CapacityRow, Load, LoadPoint, load_axis
 from nvfp4_tui.core.stats import StatsSummary, finite, percentiles
 from nvfp4_tui.core.text_fit import fit_words
@@ -59,7 +60,7 @@ class Series:
     endpoint_id: str
     label: str  # one plain line
     model_class: str  # "moe", "dense", or "" when unknown
-    colour_index: int  # its place in the run's endpoint order (series_colours)
+    colour_index: int  # its model's hue (series_colours.colour_indices)
     gpu: int | None
 
     @property
@@ -77,8 +78,9 @@ class Series:
 
 def series_of(board: Board) -> tuple[Series, ...]:
     infos = {e.id: e for e in board.endpoints}
+    hues = colour_indices(board.endpoint_ids)
     out = []
-    for index, eid in enumerate(board.endpoint_ids):
+    for eid in board.endpoint_ids:
         info = infos.get(eid)
         label = outside_line(info.label if info else eid) or outside_line(eid)
         out.append(
@@ -86,7 +88,7 @@ def series_of(board: Board) -> tuple[Series, ...]:
                 eid,
                 label,
                 info.model_class if info else "",
-                index,
+                hues[eid],
                 info.gpu if info else None,
             )
         )
@@ -615,7 +617,13 @@ def load_curves(inputs: FigureInputs) -> LoadFigure | Omitted:
     curves = tuple(
         LoadCurve(
             by_id.get(row.endpoint)
-            or Series(row.endpoint, outside_line(row.endpoint), "", 0, None),
+            or Series(
+                row.endpoint,
+                outside_line(row.endpoint),
+                "",
+                colour_indices([row.endpoint])[row.endpoint],
+                None,
+            ),
             points,
             row.knee,
             row.capacity,

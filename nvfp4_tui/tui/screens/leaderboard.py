@@ -28,7 +28,7 @@ from nvfp4_tui.core.figures.board import (
 from nvfp4_tui.core.figures.scores import score_label
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.plain_text import one_line
-from nvfp4_tui.core.series_colours import series_hex
+from nvfp4_tui.core.series_colours import colour_indices, series_hex
 from nvfp4_tui.core.slo import load_axis
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
@@ -399,8 +399,9 @@ class LeaderboardScreen(StateScreen):
 
     def _show_legend(self, state: FleetState, labels: dict[str, str]) -> None:
         wide, narrow = [], []
-        for index, eid in enumerate(state.endpoints):
-            colour, marker = series_hex(index), series_marker(index)
+        hues = colour_indices(state.endpoints)
+        for eid in state.endpoints:
+            colour, marker = series_hex(hues[eid]), series_marker(hues[eid])
             wide.append(Content.assemble((f"━{marker} ", colour), labels[eid]))
             narrow.append(Content.assemble((marker, colour), (labels[eid], colour)))
         self.query_one("#lb-legend", FitLine).show(
@@ -411,7 +412,7 @@ class LeaderboardScreen(StateScreen):
         """Throughput against load per endpoint, the knee of each marked with a diamond. Levels
         are evenly spaced: a sweep doubles them, which a linear axis would crowd to the left."""
         curves = load_curves(state, board)
-        order = list(state.endpoints)
+        hues = colour_indices(state.endpoints)
         levels = sorted(
             {load for curve in curves for load, _ in curve.points}, key=lambda load: load.order
         )
@@ -433,7 +434,7 @@ class LeaderboardScreen(StateScreen):
             marks: list[tuple[list[float], list[float], str, tuple[int, int, int]]] = []
             top = 0.0
             for rank, curve in enumerate(drawn):
-                index = order.index(curve.endpoint_id)
+                index = hues[curve.endpoint_id]
                 xs = [x_of[load] + (rank - (count - 1) / 2) * nudge for load, _ in curve.points]
                 ys = [tps for _, tps in curve.points]
                 color = series_rgb(index)
@@ -448,7 +449,7 @@ class LeaderboardScreen(StateScreen):
             for curve in curves:
                 if curve.knee is not None:
                     knee_tps = dict(curve.points)[curve.knee]
-                    color = series_rgb(order.index(curve.endpoint_id))
+                    color = series_rgb(hues[curve.endpoint_id])
                     plt.scatter([x_of[curve.knee]], [knee_tps], marker="◆", color=color)
             if levels:
                 plt.xticks(list(x_of.values()), [load.label for load in levels])
@@ -472,7 +473,7 @@ class LeaderboardScreen(StateScreen):
     def _show_pareto(self, board: Board, labels: dict[str, str], score_name: str) -> None:
         points = pareto_points(board, score_name)
         axes = pareto_axes(points)
-        order = list(board.endpoint_ids)
+        hues = colour_indices(board.endpoint_ids)
         frontier = sorted((p for p in points if p.on_frontier), key=lambda p: p.speed_tps)
         chart = self.query_one("#chart-pareto", Chart)
         score = score_label(score_name)
@@ -491,7 +492,7 @@ class LeaderboardScreen(StateScreen):
                 )
             named: list[Named] = []
             for p in points:
-                index = order.index(p.endpoint_id)
+                index = hues[p.endpoint_id]
                 color = series_rgb(index)
                 plt.scatter([p.speed_tps], [p.quality], marker=series_marker(index), color=color)
                 named.append((labels[p.endpoint_id], p.speed_tps, p.quality, color))
