@@ -33,11 +33,12 @@ from nvfp4_tui.tui.readouts import (
 )
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.server_view import TtftComparison, timeline, ttft_comparison
-from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, Painter
+from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, Painter, plot_cells
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.gpu_pane import status_content
 from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
+from nvfp4_tui.tui.widgets.ticks import nice_xticks, nice_yticks
 
 TWO_CHART_ROWS_H = 30  # terminal rows from which the detail shows both rows of charts
 CHART_INTERVAL_S = 0.5  # plotext renders at most twice a second
@@ -328,11 +329,15 @@ class DetailScreen(StateScreen):
             span_s = max(1.0, end - start)
             decode = decode_bins(decode_history, end, window_s=span_s, bins=columns)
             decode_xs = [span_s * (i + 0.5) / columns for i in range(columns)]
+            width, height = plot_cells(decode_chart)
             if any(decode):
                 plt.plot(decode_xs, decode, marker="braille", color=colors.primary)
                 plt.ylim(0, max(decode) * 1.15)
+                nice_yticks(plt, 0, max(decode) * 1.15, height)
+            plt.xlim(0, span_s)
+            nice_xticks(plt, 0, span_s, width, unit="s")
 
-        def paint_hist(values: list[float], color_name: str) -> Painter:
+        def paint_hist(values: list[float], color_name: str, chart: Chart) -> Painter:
             def paint(plt: Plot, colors: ChartColors) -> None:
                 # About two bins per sqrt(n): enough shape, few empty bins.
                 bins = max(4, min(HIST_BINS, round(math.sqrt(len(values)) * 2)))
@@ -342,15 +347,12 @@ class DetailScreen(StateScreen):
                     # Zero and the tallest bar only: in a chart a few rows high, plotext would
                     # drop some of the ticks between, and which ones depends on its layout.
                     plt.yticks([0, max(counts)])
-                    low, high = centres[0], centres[-1]
-                    ticks = [low, (low + high) / 2, high] if high > low else [low]
-                    spread = high - low
-                    digits = 0 if spread >= 10 else min(3, 1 - math.floor(math.log10(spread or 1)))
-                    plt.xticks(ticks, [f"{t:.{digits}f}" for t in ticks])
+                    nice_xticks(plt, centres[0], centres[-1], plot_cells(chart)[0])
 
             return paint
 
         def paint_gpu(plt: Plot, colors: ChartColors) -> None:
+            width, height = plot_cells(self.query_one("#chart-gpu", Chart))
             vram = [(p.t - start, p.vram_used_mib) for p in history if p.vram_used_mib is not None]
             power = [(p.t - start, p.power_w) for p in history if p.power_w is not None]
             span_s = max(1.0, end - start)
@@ -361,19 +363,25 @@ class DetailScreen(StateScreen):
                 limit_w = latest.power_limit_w if latest and latest.power_limit_w else max(ys)
                 plt.plot(xs, ys, marker="braille", color=colors.warning, yside="right")
                 plt.ylim(0, limit_w, yside="right")  # type: ignore[arg-type]  # stub: side is a str
+                nice_yticks(plt, 0, limit_w, height, right=True)
             if vram:
                 xs, ys = zip(*vram, strict=True)
                 total_mib = latest.vram_total_mib if latest and latest.vram_total_mib else max(ys)
                 plt.plot(xs, [y / MIB_PER_GIB for y in ys], marker="braille", color=colors.primary)
                 plt.ylim(0, total_mib / MIB_PER_GIB)
+                nice_yticks(plt, 0, total_mib / MIB_PER_GIB, height)
             plt.xlim(0, span_s)
+            nice_xticks(plt, 0, span_s, width, unit="s")
 
         decode_chart.draw((len(decode_history), end), paint_decode)
-        self.query_one("#chart-ttft", Chart).draw(tuple(ttft_ms), paint_hist(ttft_ms, "accent"))
-        self.query_one("#chart-itl", Chart).draw(tuple(itl_ms), paint_hist(itl_ms, "success"))
-        self.query_one("#chart-gpu", Chart).draw(
-            (len(history), history[-1] if history else None), paint_gpu
+        ttft_chart, itl_chart = (
+            self.query_one("#chart-ttft", Chart),
+            self.query_one("#chart-itl", Chart),
         )
+        ttft_chart.draw(tuple(ttft_ms), paint_hist(ttft_ms, "accent", ttft_chart))
+        itl_chart.draw(tuple(itl_ms), paint_hist(itl_ms, "success", itl_chart))
+        gpu_chart = self.query_one("#chart-gpu", Chart)
+        gpu_chart.draw((len(history), history[-1] if history else None), paint_gpu)
         self._show_server(endpoint, start, end)
 
     def _show_server(self, endpoint: EndpointState, start: float, end: float) -> None:
@@ -394,19 +402,20 @@ class DetailScreen(StateScreen):
             len(clients),
             clients[-1] if clients else None,
         )
-        if ttft_chart.draw(ttft_key, self._paint_ttft(endpoint, start, span_s)):
+        if ttft_chart.draw(ttft_key, self._paint_ttft(endpoint, start, span_s, ttft_chart)):
             ttft_chart.show_subtitle(
                 *ttft_gap_wordings(ttft_comparison(endpoint) if has_metrics else None)
             )
         if has_metrics:
             load_chart.draw(
                 (endpoint.server_samples, last_server),
-                self._paint_server_load(endpoint, start, span_s),
+                self._paint_server_load(endpoint, start, span_s, load_chart),
             )
 
     @staticmethod
-    def _paint_ttft(endpoint: EndpointState, start: float, span_s: float) -> Painter:
+    def _paint_ttft(endpoint: EndpointState, start: float, span_s: float, chart: Chart) -> Painter:
         def paint(plt: Plot, colors: ChartColors) -> None:
+            width, height = plot_cells(chart)
             client = timeline(endpoint.ttft_history, start, lambda p: p.ttft_s, 1000)
             server = timeline(endpoint.server_history, start, lambda p: p.ttft_mean_s, 1000)
             # Each request a dot where its first token came; the server's mean per scrape a
@@ -418,12 +427,16 @@ class DetailScreen(StateScreen):
             top = max(client[1] + server[1], default=0.0)
             if top:
                 plt.ylim(0, top * 1.15)
+                nice_yticks(plt, 0, top * 1.15, height)
             plt.xlim(0, span_s)
+            nice_xticks(plt, 0, span_s, width, unit="s")
 
         return paint
 
     @staticmethod
-    def _paint_server_load(endpoint: EndpointState, start: float, span_s: float) -> Painter:
+    def _paint_server_load(
+        endpoint: EndpointState, start: float, span_s: float, chart: Chart
+    ) -> Painter:
         def paint(plt: Plot, colors: ChartColors) -> None:
             points = endpoint.server_history
             kv = timeline(points, start, lambda p: p.kv_cache_pct)
@@ -445,6 +458,7 @@ class DetailScreen(StateScreen):
             plt.ylim(0, kv_scale * 1.1)
             plt.yticks([0, kv_scale / 2, kv_scale], ["0", f"{kv_scale / 2:g}", f"{kv_scale}"])
             plt.xlim(0, span_s)
+            nice_xticks(plt, 0, span_s, plot_cells(chart)[0], unit="s")
 
         return paint
 

@@ -59,6 +59,7 @@ from nvfp4_tui.tui.widgets.configuration import ConfigurationBlock
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
+from nvfp4_tui.tui.widgets.ticks import nice_xticks, nice_yticks
 from nvfp4_tui.tui.widgets.vram_table import VramTable
 
 REDRAW_INTERVAL_S = 0.5
@@ -461,6 +462,7 @@ class LeaderboardScreen(StateScreen):
                 plt.xlim(low, high)
                 if top > 0:  # all zero (nothing decoded yet): plotext picks a scale of its own
                     plt.ylim(0, top * 1.1)
+                    nice_yticks(plt, 0, top * 1.1, height)
                     frame = PlotFrame((low, high), (0, top * 1.1), width, height)
                     # The labels in one column right of the last level's points: the lines
                     # end there, and no label covers a point.
@@ -503,6 +505,8 @@ class LeaderboardScreen(StateScreen):
                 high += widest * (high - low) / max(1, width - widest)  # the last point's label
                 plt.xlim(low, high)
                 plt.ylim(*axes.quality)
+                nice_xticks(plt, *axes.speed_tps, width - widest)
+                nice_yticks(plt, *axes.quality, height)
                 label_points(
                     plt, named, PlotFrame((low, high), axes.quality, width, height), colors
                 )
