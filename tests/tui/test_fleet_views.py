@@ -11,7 +11,7 @@ from textual.widgets import DataTable
 from nvfp4_tui.core.figures.fleet import fleet_totals
 from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.screens.fleet import FleetScreen, auto_view
-from nvfp4_tui.tui.widgets.charts import place_labels, spread_rows
+from nvfp4_tui.tui.widgets.charts import place_labels, separate_cells, spread_rows
 from nvfp4_tui.tui.widgets.fleet_table import FLEET_ROW, NODE_ROW, SORT_KEYS, quality_bar
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
@@ -36,6 +36,18 @@ def test_labels_in_a_column_keep_their_order_and_a_row_each() -> None:
     assert spread_rows([5.0, 5.2, 5.1, 1.0], 8) == [5, 7, 6, 1]
     assert spread_rows([7.0, 7.0, 7.0], 8) == [5, 6, 7]  # pushed down from the top
     assert sorted(spread_rows([0.0] * 9, 8)) == [0, 0, 1, 2, 3, 4, 5, 6, 7]  # no room: clamped
+
+
+def test_markers_in_one_cell_are_moved_apart_and_the_others_stay() -> None:
+    # RedHatAI and Jiunsong at near speed and score: the later one moves a cell aside.
+    assert separate_cells([(30, 4), (30, 4), (10, 2), (31, 4)], 40) == [
+        (30, 4),
+        (31, 4),
+        (10, 2),
+        (32, 4),  # its own cell taken by the one moved there: the next free one, right first
+    ]
+    assert separate_cells([(39, 0), (39, 0)], 40) == [(39, 0), (38, 0)]  # the edge: leftwards
+    assert separate_cells([(0, 0), (0, 0)], 1) == [(0, 0), (0, 0)]  # no room: drawn where it lies
 
 
 def test_labels_beside_points_cover_neither_each_other_nor_a_point() -> None:

@@ -51,6 +51,7 @@ from nvfp4_tui.tui.widgets.charts import (
     PlotFrame,
     place_labels,
     plot_cells,
+    separate_cells,
     series_marker,
     series_rgb,
     spread_rows,
@@ -492,24 +493,32 @@ class LeaderboardScreen(StateScreen):
                     marker="braille",
                     color=colors.muted,
                 )
+            plt.xlabel("decode tok/s")
+            if axes is None:
+                return
+            width, height = plot_cells(chart)
+            widest = max(len(labels[p.endpoint_id]) for p in points) + 2
+            low, high = axes.speed_tps
+            high += widest * (high - low) / max(1, width - widest)  # the last point's label
+            frame = PlotFrame((low, high), axes.quality, width, height)
+            # Two endpoints of near speed and score would share a cell, one marker hiding the
+            # other: the later one moves a cell aside.
+            cells = separate_cells([frame.cell(p.speed_tps, p.quality) for p in points], width)
             named: list[Named] = []
-            for p in points:
+            for p, cell in zip(points, cells, strict=True):
                 index = hues[p.endpoint_id]
                 color = series_rgb(index)
-                plt.scatter([p.speed_tps], [p.quality], marker=series_marker(index), color=color)
-                named.append((labels[p.endpoint_id], p.speed_tps, p.quality, color))
-            if axes is not None and named:
-                width, height = plot_cells(chart)
-                widest = max(len(label) for label, *_ in named) + 2
-                low, high = axes.speed_tps
-                high += widest * (high - low) / max(1, width - widest)  # the last point's label
-                plt.xlim(low, high)
-                plt.ylim(*axes.quality)
-                nice_xticks(plt, *axes.speed_tps, width - widest)
-                nice_yticks(plt, *axes.quality, height)
-                label_points(
-                    plt, named, PlotFrame((low, high), axes.quality, width, height), colors
+                x, y = (
+                    (p.speed_tps, p.quality)
+                    if cell == frame.cell(p.speed_tps, p.quality)
+                    else frame.point(cell)
                 )
-            plt.xlabel("decode tok/s")
+                plt.scatter([x], [y], marker=series_marker(index), color=color)
+                named.append((labels[p.endpoint_id], x, y, color))
+            plt.xlim(low, high)
+            plt.ylim(*axes.quality)
+            nice_xticks(plt, *axes.speed_tps, width - widest)
+            nice_yticks(plt, *axes.quality, height)
+            label_points(plt, named, frame, colors)
 
         chart.draw((score_name, tuple(points)), paint)

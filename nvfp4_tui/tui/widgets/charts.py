@@ -156,6 +156,23 @@ def place_labels(
     return out
 
 
+def separate_cells(cells: Sequence[Cell], width: int) -> list[Cell]:
+    """``cells`` where two markers would share one moved sideways, the later one to the
+    nearest free cell of its row (right first), so that no marker is drawn over another."""
+    taken: set[Cell] = set()
+    out: list[Cell] = []
+    for column, row in cells:
+        for offset in [0] + [step * sign for step in range(1, width) for sign in (1, -1)]:
+            candidate = (column + offset, row)
+            if 0 <= candidate[0] < width and candidate not in taken:
+                break
+        else:
+            candidate = (column, row)  # a row with no free cell left: drawn where it lies
+        taken.add(candidate)
+        out.append(candidate)
+    return out
+
+
 def spread_rows(rows: Sequence[float], height: int) -> list[int]:
     """Rows for labels stacked in one column: each as near its own row as lets every label
     have a row of its own, in the same order as ``rows`` (bottom to top; fractions of a row
