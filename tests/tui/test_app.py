@@ -83,7 +83,7 @@ async def test_all_seven_panes_fit_at_120x36_and_wider() -> None:
     app, source = sample_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, source)
-        for width, height, columns in ((120, 36, 4), (160, 48, 4), (240, 60, 7)):
+        for width, height, columns in ((120, 36, 4), (160, 48, 4), (200, 50, 4), (300, 40, 7)):
             await pilot.resize_terminal(width, height)
             await pilot.pause()
             grid = app.screen.query_one("#grid", Grid)
@@ -107,7 +107,7 @@ async def test_small_terminal_shows_every_endpoint_in_the_compact_view() -> None
         await pilot.resize_terminal(240, 60)
         await pilot.pause()
         assert screen.view == "grid"
-        assert screen.query_one("#grid", Grid).styles.grid_size_columns == 7
+        assert screen.query_one("#grid", Grid).styles.grid_size_columns == 4
 
 
 async def test_c_cycles_compact_table_and_a_scrolling_grid() -> None:
@@ -129,12 +129,17 @@ async def test_c_cycles_compact_table_and_a_scrolling_grid() -> None:
 
 
 def test_grid_shape() -> None:
-    assert grid_shape(7, 120) == (4, 2)
-    assert grid_shape(7, 160) == (4, 2)
-    assert grid_shape(7, 240) == (7, 1)
-    assert grid_shape(7, 80) == (2, 4)
-    assert grid_shape(7, 20) == (1, 7)
-    assert grid_shape(1, 200) == (1, 1)
+    # The shape whose panes are best proportioned, of those that fit their width and height.
+    assert grid_shape(7, 120, 36, 17) == (4, 2)
+    assert grid_shape(7, 160, 48, 17) == (4, 2)
+    assert grid_shape(7, 200, 50, 17) == (4, 2)  # not one row of seven narrow walls
+    assert grid_shape(7, 240, 60, 17) == (4, 2)
+    assert grid_shape(7, 400, 30, 17) == (7, 1)  # two rows would not keep their height
+    assert grid_shape(7, 60, 200, 17) == (1, 7)
+    # None keeps its height: the fewest rows that keep the width, and the grid scrolls.
+    assert grid_shape(7, 80, 24, 17) == (2, 4)
+    assert grid_shape(7, 20, 24, 17) == (1, 7)
+    assert grid_shape(1, 200, 50, 17) == (1, 1)
 
 
 async def test_enter_and_escape_open_and_close_the_detail() -> None:

@@ -83,7 +83,8 @@ async def test_panes_show_attainment_and_goodput_of_the_current_phase() -> None:
         fast_line = str(fast.query_one(".slo", FitLine).render())
         goodput = app.state.endpoints["fast"].load.current().goodput_rps
         assert fast_line.startswith(f"SLO met 100% of ≥90%   goodput {goodput:.1f} req/s")
-        await pilot.resize_terminal(60, 40)  # 26 columns a pane: the shortest wording
+        # Two panes side by side, 26 columns each: the shortest wording (40 rows would stack them)
+        await pilot.resize_terminal(60, 24)
         narrow = fast.query_one(".slo", FitLine)
         await wait_until(pilot, lambda: narrow.size.width == 26, "the panes at 60 columns")
         assert (

@@ -1,9 +1,10 @@
 """FleetScreen: the default view, the run header over the fleet in one of three views.
 
 - **grid**: one GpuPane per endpoint, and the fleet's totals in a spare cell. Its shape follows
-  the terminal: as few rows as let every pane keep ``PANE_MIN_W`` columns (4+3 at 160 columns,
-  one row of seven at 240), rows stretched to fill the height when they fit and fixed at the
-  height the panes need (``pane_height``: 17 rows for six suites; scrolling) when they do not.
+  the terminal: of the shapes that keep every pane ``PANE_MIN_W`` columns wide and as tall as
+  it needs (``pane_height``: 17 rows for six suites), the one with the best-proportioned panes
+  (4+3 and the totals at 120×36, 160×48, 200×50 and 240×60), rows stretched to fill the
+  height; where none is tall enough, the fewest rows, fixed at that height (scrolling).
 - **compact**: one line per endpoint, for a terminal the grid does not fit (80×24).
 - **table**: one line per endpoint grouped by node with each node's totals, sorted by a column
   (``s`` cycles it), for fleets larger than a grid.
@@ -47,6 +48,9 @@ from nvfp4_tui.tui.widgets.totals_pane import TotalsPane
 
 PANE_MIN_W = 28
 PANE_MIN_H = 17  # six suites, no SLO line; ``pane_height`` tells the panes of a given run
+# Columns per row of the best-shaped pane: a cell is about twice as tall as wide, so this is
+# near square on screen, and leaves the bars their width and the readouts their lines.
+PANE_ASPECT = 2.0
 HEADER_H = 2
 FOOTER_H = 1
 TABLE_CHROME_H = 4  # a table's border (2), its header row and its totals row
@@ -57,7 +61,7 @@ VIEWS = ("grid", "compact", "table")
 
 def auto_view(count: int, nodes: int, width: int, height: int, pane_h: int) -> str:
     """The view for ``count`` endpoints on ``nodes`` nodes in a ``width`` × ``height`` screen."""
-    _, rows = grid_shape(count, width)
+    _, rows = grid_shape(count, width, height, pane_h)
     room = height - HEADER_H
     if room // rows >= pane_h:  # the footer gives way to the panes
         return "grid"
@@ -66,15 +70,22 @@ def auto_view(count: int, nodes: int, width: int, height: int, pane_h: int) -> s
     return "table"
 
 
-def grid_shape(count: int, width: int) -> tuple[int, int]:
-    """(columns, rows) for ``count`` panes in ``width`` columns: the fewest rows that fit."""
+def grid_shape(count: int, width: int, height: int, pane_h: int) -> tuple[int, int]:
+    """(columns, rows) for ``count`` panes in a ``width`` × ``height`` screen: of the shapes
+    whose panes keep ``PANE_MIN_W`` columns and ``pane_h`` rows, the one whose panes are
+    nearest ``PANE_ASPECT`` (at 200×50, 4×2 and the totals, not seven narrow walls in a row);
+    where none keeps its rows (the grid scrolls), the fewest rows that keep the columns."""
     if count <= 0:
         return 1, 1
-    for rows in range(1, count + 1):
-        columns = math.ceil(count / rows)
-        if width // columns >= PANE_MIN_W:
-            return columns, math.ceil(count / columns)
-    return 1, count
+    room = height - HEADER_H
+    shapes = [(math.ceil(count / rows), rows) for rows in range(1, count + 1)]
+    wide_enough = [(c, math.ceil(count / c)) for c, _ in shapes if width // c >= PANE_MIN_W]
+    fitting = [(c, r) for c, r in wide_enough if room // r >= pane_h]
+    if fitting:
+        return min(
+            fitting, key=lambda s: abs(math.log((width / s[0]) / (room / s[1]) / PANE_ASPECT))
+        )
+    return wide_enough[0] if wide_enough else (1, count)
 
 
 class FleetScreen(StateScreen):
@@ -123,7 +134,7 @@ class FleetScreen(StateScreen):
         count = len(self._pane_ids)
         auto = auto_view(count, self._node_count, size.width, size.height, self._pane_h)
         self._show_view(self._chosen or auto)
-        columns, rows = grid_shape(count, size.width)
+        columns, rows = grid_shape(count, size.width, size.height, self._pane_h)
         self._columns = columns
         grid = self.query_one("#grid", Grid)
         grid.styles.grid_size_columns = columns
