@@ -27,6 +27,7 @@ BENCHMARKS: tuple[tuple[str, str], ...] = (
     ("neighbour.py", "neighbour"),
     ("worker_scaling.py", "worker_scaling"),
     ("real_server.py", "real_server"),
+    ("metrics_parse.py", "metrics_parse"),
 )
 
 

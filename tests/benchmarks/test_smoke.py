@@ -11,6 +11,7 @@ import client_ceiling
 import fidelity
 import harness
 import memory_rss
+import metrics_parse
 import neighbour
 import peer
 import pytest
@@ -231,3 +232,11 @@ def test_sandbox_throughput_verifies_and_rates_the_fleet() -> None:
     assert numbers["fleet_answers_per_s"]["c=4"] > numbers["fleet_answers_per_s"]["c=1"] > 0
     assert sandbox_throughput.targets(numbers)[0].met is True
     assert _rendered(sandbox_throughput.report(numbers))
+
+
+def test_metrics_parse_times_both_parsers_and_the_loop_beside_them() -> None:
+    numbers = metrics_parse.run(metrics_parse.Settings(parses=2, loop_s=0.2))
+    assert numbers["body_lines"] == 657 and numbers["speedup"] > 0
+    for way in ("line_parser_on_loop", "prometheus_client_in_thread"):
+        assert numbers[way]["ticks"] > 0 and numbers[way]["lag_max_ms"] >= 0
+    assert "ms per body" in metrics_parse.report(numbers)[0]
