@@ -79,8 +79,10 @@ class PhaseTrack:
         seconds like the plan's; the answer is in real ones): a closed
         loop's requests take that in waves of its concurrency, an open loop's come at its rate,
         and a duration-bound phase runs that much past its duration while its last requests
-        finish. Without it, the endpoint's rate of finished requests so far; that rate, taken
-        at concurrency 1, made a demo's ETA read 35 minutes for a 12-minute run.
+        finish (``_timed_end_s``). Without it, the endpoint's rate of finished requests so far
+        (that rate, taken at concurrency 1, made a demo's ETA read 35 minutes for a 12-minute
+        run), and for a duration-bound phase nothing: its end is not known (the first ETA, a
+        duration per phase, read 1:20 for a 2:18 run).
         """
         if self.finished is not None:
             return 0.0
@@ -97,9 +99,24 @@ class PhaseTrack:
                 return math.ceil(left / max(1, self.concurrency)) * request_s
             return left / request_rate if request_rate else None
         if self.duration_s is not None:
+            if request_s is None:
+                return None  # how far past its duration it runs is not known yet
             elapsed = now - self.started_t if self.started_t is not None else 0.0
-            return max(0.0, self.duration_s / scale - elapsed) + tail_s
+            return max(0.0, self._timed_end_s(self.duration_s / scale, request_s) - elapsed)
         return None
+
+    def _timed_end_s(self, duration_s: float, request_s: float) -> float:
+        """When a duration-bound phase is expected to end, its requests taking ``request_s``:
+        an open loop's last request starts as the duration ends; each of a closed loop's
+        workers is a random way into a request then, the last of them done ``c / (c + 1)`` of
+        one later on average, and a request longer than the duration ends the phase itself
+        (a duration plus a whole request per phase made the demo's ETA 3:25 for 1:57)."""
+        if self.rate_rps:
+            return duration_s + request_s
+        if request_s >= duration_s:
+            return request_s  # the requests sent at its start are its last ones
+        workers = max(1, self.concurrency)
+        return duration_s + request_s * workers / (workers + 1)
 
     def read(self, now: float | None) -> PhaseProgress:
         done = self.finished

@@ -91,8 +91,8 @@ def test_a_scaled_phase_progresses_on_real_time() -> None:
     track = PhaseTrack(0, "essay", 1, None, DURATION_S, time_scale=SCALE)
     track.started_t = T0
     assert track.fraction(T0 + 0.15) == pytest.approx(0.5)
-    # 0.15 s of real time left, and a modelled 1 s request's tail of 0.1 s.
-    assert track.remaining_s(T0 + 0.15, None, 1.0) == pytest.approx(0.25)
+    # 0.15 s of real time left, and half a modelled 1 s request (0.1 s real) after it.
+    assert track.remaining_s(T0 + 0.15, None, 1.0) == pytest.approx(0.2)
 
 
 def _lagging_state(scale: float, lag_s: float) -> FleetState:

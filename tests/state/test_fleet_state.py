@@ -19,6 +19,7 @@ from nvfp4_tui.core.events import (
 )
 from nvfp4_tui.core.figures.intervals import wilson_95
 from nvfp4_tui.core.figures.scores import HEURISTIC, VERIFIED
+from nvfp4_tui.core.phase_track import PhaseTrack
 from nvfp4_tui.core.readouts import GpuPoint, PhaseRef, ServerPoint, TpsPoint
 from nvfp4_tui.core.slo import Load
 from nvfp4_tui.core.state import FleetState
@@ -496,17 +497,30 @@ def test_duration_bound_phases_progress_by_time() -> None:
     assert state.endpoints["a"].planned_requests is None
     start(state, "a", 0, t=T0)
     assert state.progress_fraction(now=T0 + 15) == pytest.approx(0.25)
-    assert state.eta_s(T0 + 15) == pytest.approx(45.0)  # no request finished: no tail yet
+    # No request finished: how far past its 30 s the phase runs is unknown, so is the ETA.
+    assert state.eta_s(T0 + 15) is None
     finish(state, "a", 0, t=T0 + 30, wall_s=30.0)
     start(state, "a", 1, t=T0 + 30)
     assert state.progress_fraction(now=T0 + 36) == pytest.approx(0.6)
     assert state.endpoints["a"].phase_progress(now=T0 + 36)[1].fraction == pytest.approx(0.2)
     state.apply(request("a", t=T0 + 30, phase_index=1, concurrency=4, e2e_s=4.0))
-    # 24 s of sending left, then the last requests' 4 s.
-    assert state.eta_s(T0 + 36) == pytest.approx(28.0)
+    # 24 s of sending left, then the last of 4 workers' requests, 4/5 of a 4 s one on average.
+    assert state.eta_s(T0 + 36) == pytest.approx(24.0 + 3.2)
     finish(state, "a", 1, t=T0 + 60, wall_s=30.0)
     state.apply(RunFinished(T0 + 60, "complete"))
     assert state.progress_fraction() == 1.0
+
+
+def test_a_request_longer_than_its_phase_ends_the_phase() -> None:
+    """The demo at c=1: a 10 s phase of a dense model whose answers take 19 s runs 19 s, not
+    10 + 19; a short answer's phase runs its duration and half an answer."""
+    long = PhaseTrack(0, "math", 1, None, 10.0)
+    long.started_t = T0
+    assert long.remaining_s(T0 + 4, None, 19.0) == pytest.approx(15.0)
+    short = PhaseTrack(1, "math", 1, None, 10.0)
+    assert short.remaining_s(T0, None, 2.0) == pytest.approx(11.0)  # pending: all of it
+    open_loop = PhaseTrack(2, "math", 1, None, 10.0, rate_rps=2.0)
+    assert open_loop.remaining_s(T0, None, 2.0) == pytest.approx(12.0)
 
 
 def test_events_for_unknown_endpoints_are_dropped_and_counted() -> None:
