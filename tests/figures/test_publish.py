@@ -205,3 +205,22 @@ def test_the_text_report_and_the_monitor_never_load_matplotlib(tmp_path: Path) -
     )
     done = _run_python(code)
     assert done.returncode == 0, done.stderr
+
+
+def test_throughput_lines_are_named_at_their_ends(tmp_path: Path) -> None:
+    """Lines that lie on top of each other are told apart by the name at each one's end, in
+    its colour, not by their values alone."""
+    # Here, not at the top: the drawing module needs matplotlib, which this module may skip.
+    from nvfp4_tui.core.figures.plot_data import ScalingLines
+    from nvfp4_tui.core.series_colours import series_hex
+    from nvfp4_tui.output.figures.draw import scaling_lines
+
+    inputs = figure_inputs(open_snapshot(published_snapshot(tmp_path)))
+    (data,) = [f for f in published_figures(inputs) if isinstance(f, ScalingLines)]
+    (ax,) = scaling_lines(data).axes
+    ends = {t.get_text(): t.get_color() for t in ax.texts}
+    assert len(ends) == len(data.series)
+    for series in data.series:
+        (text,) = [t for t in ends if t.startswith(series.label)]
+        assert text.rsplit("  ", 1)[1].isdigit()  # its last value after the name
+        assert ends[text].lower() == series_hex(series.colour_index).lower()

@@ -57,6 +57,8 @@ STYLE: dict[Any, Any] = {
     "text.parse_math": False,  # a label's "$" is a dollar sign, not mathtext to parse
 }
 EDGE = "#333333"
+END_LABEL_CHARS = 26  # a line's name at its end, cut at a word boundary
+END_LABEL_ROOM = 0.55  # of the levels' spacing, right of the last level, for those names
 MUTED = "#777777"
 
 
@@ -238,22 +240,25 @@ def scaling_lines(data: ScalingLines) -> Figure:
             )
         ends.append((s, points[-1][0], points[-1][1]))
     ax.set_xticks(range(len(data.loads)), list(data.loads))
-    ax.set_xlim(-0.3, len(data.loads) - 0.6)
+    # Room right of the last level for the names at the lines' ends.
+    ax.set_xlim(-0.3, len(data.loads) - 1 + END_LABEL_ROOM * max(1, len(data.loads) - 1))
     ax.set_xlabel(data.load_axis)
     ax.set_ylabel("aggregate throughput (tok/s)")
     ax.set_ylim(bottom=0)
-    # The last value of each line beside it, spaced so that close lines keep readable labels.
-    for (_, x, y), label_y in zip(
-        ends, _spaced([_y_fraction(ax, y) for _, _, y in ends], gap=0.035), strict=True
+    # Each line's name and last value at its end, in its colour, spaced so that lines that lie
+    # on top of each other (two builds of one model) are still told apart.
+    for (s, x, y), label_y in zip(
+        ends, _spaced([_y_fraction(ax, y) for _, _, y in ends], gap=0.04), strict=True
     ):
         ax.annotate(
-            f"{y:.0f}",
+            f"{short(s.label, END_LABEL_CHARS)}  {y:.0f}",
             xy=(x, y),
             xytext=(_x_fraction(ax, x) + 0.015, label_y),
             textcoords="axes fraction",
             va="center",
             fontsize=8,
-            color=EDGE,
+            color=colour(s),
+            fontweight="bold",
             arrowprops={"arrowstyle": "-", "color": MUTED, "linewidth": 0.5},
         )
     _line_legend(fig, data.series)
