@@ -469,6 +469,7 @@ class Runner:
                 verify_wait_s=clock.seconds(self._backlog.take_held_s(endpoint.id)),
                 loop_lag_p99_s=None if lag.p99_s is None else clock.seconds(lag.p99_s),
                 loop_lag_max_s=None if lag.max_s is None else clock.seconds(lag.max_s),
+                cpu_wait_s=None if lag.cpu_wait_s is None else clock.seconds(lag.cpu_wait_s),
             )
         )
         return describe_stop(rule, tracker.points(), tracker.targets) if rule else None

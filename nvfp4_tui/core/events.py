@@ -168,6 +168,10 @@ class PhaseFinished:
     # in runs recorded before it was measured. ``timing_doubt`` says when it matters.
     loop_lag_p99_s: float | None = None
     loop_lag_max_s: float | None = None
+    # Seconds the loop's thread waited for a CPU while the phase ran (the kernel's run-queue
+    # wait): a lag this explains came from the box, not from the client's own work. None where
+    # the kernel does not say (not Linux) and in runs recorded before it was measured.
+    cpu_wait_s: float | None = None
 
     @property
     def throughput_tps(self) -> float | None:

@@ -16,6 +16,9 @@ from nvfp4_tui.core.events import PhaseFinished
 # 2-3 ms at p99), so it fires on a stall, not on noise.
 TIMING_DOUBT_LAG_S = 0.005
 
+# Less CPU wait than this in a phase is a busy box's ordinary scheduling, not worth a word.
+CPU_WAIT_SHOWN_S = 0.1
+
 # What a run against a faster simulator (demo --time-scale) records, said once where it is shown:
 # its times and speeds are the modelled GPU's (bench.model_time), and so is its loop lag, which
 # makes a client that could not keep up with the faster clock a phase in timing doubt.
@@ -40,4 +43,15 @@ def describe_timing_doubt(phase: PhaseFinished) -> str | None:
     if lag_s is None:
         return None
     worst = f", max {phase.loop_lag_max_s * 1000:.0f} ms" if phase.loop_lag_max_s else ""
-    return f"timings may be up to {lag_s * 1000:.0f} ms late: event loop lag p99{worst}"
+    return f"timings may be up to {lag_s * 1000:.0f} ms late: event loop lag p99{worst}" + (
+        cpu_wait_words(phase)
+    )
+
+
+def cpu_wait_words(phase: PhaseFinished) -> str:
+    """``; the client waited 1.2 s for a CPU`` where the box kept the loop off the CPU for at
+    least ``CPU_WAIT_SHOWN_S`` of the phase (other processes took the cores), else nothing."""
+    wait_s = phase.cpu_wait_s
+    if wait_s is None or wait_s < CPU_WAIT_SHOWN_S:
+        return ""
+    return f"; the client waited {wait_s:.1f} s for a CPU (the box is busy)"

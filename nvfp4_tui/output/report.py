@@ -284,6 +284,10 @@ def _fmt(value: float | None, spec: str) -> str:
     return "—" if value is None else format(value, spec)
 
 
+def _share_pct(part_s: float | None, whole_s: float) -> float | None:
+    return None if part_s is None or whole_s <= 0 else part_s / whole_s * 100
+
+
 def _at(load: Load | None) -> str:
     """A table title's load level: ``concurrency 1`` (the seed's words) or ``2 req/s``."""
     if load is None:
@@ -619,6 +623,8 @@ def doubt_table(events: Sequence[Event], endpoints: Sequence[EndpointInfo]) -> T
             Load.of(e.concurrency, rates.rate(e.t, e.endpoint_id, e.phase_index)).label,
             f"{doubt * 1000:.0f}",
             _fmt(None if e.loop_lag_max_s is None else e.loop_lag_max_s * 1000, ".0f"),
+            _fmt(e.cpu_wait_s, ".1f"),
+            _fmt(_share_pct(e.cpu_wait_s, e.wall_s), ".0f"),
         ]
         for e in events
         if isinstance(e, PhaseFinished) and (doubt := timing_doubt(e)) is not None
@@ -634,8 +640,9 @@ def doubt_table(events: Sequence[Event], endpoints: Sequence[EndpointInfo]) -> T
     )
     return (
         "Timing doubt: the client's event loop ran late, so these phases' TTFT and ITL may read "
-        f"up to its lag p99 long{behind}",
-        ["endpoint", "suite", "load", "loop lag p99 ms", "max ms"],
+        f"up to its lag p99 long{behind}; CPU wait: how long the kernel kept the loop waiting "
+        "for a CPU meanwhile (other processes on the cores: a lag it explains is the box's)",
+        ["endpoint", "suite", "load", "loop lag p99 ms", "max ms", "CPU wait s", "% of phase"],
         body,
     )
 

@@ -12,16 +12,26 @@ import asyncio
 import contextlib
 import io
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
-from nvfp4_tui.bench.loop_lag import PROBE_INTERVAL_S, LagWindow, LoopLagMonitor
+import pytest
+
+from nvfp4_tui.bench.loop_lag import PROBE_INTERVAL_S, LagWindow, LoopLagMonitor, runqueue_wait_s
 from nvfp4_tui.config.profile import load_profile, with_urls
 from nvfp4_tui.core.events import Event, PhaseFinished, RequestFinished, decode, encode, to_dict
-from nvfp4_tui.core.timing_doubt import TIMING_DOUBT_LAG_S, describe_timing_doubt, timing_doubt
+from nvfp4_tui.core.timing_doubt import (
+    TIMING_DOUBT_LAG_S,
+    describe_timing_doubt,
+    timing_doubt,
+)
 from nvfp4_tui.launch.run import PhasePrinter
+from nvfp4_tui.output.report import doubt_table
 from nvfp4_tui.sim.process import SimProcess
 from tests.integration.fleet_files import endpoint_toml
 from tests.reliability.runs import record_run, write_run_profile
@@ -109,6 +119,63 @@ def test_the_doubt_is_the_lag_p99_above_the_threshold() -> None:
     assert describe_timing_doubt(replace(PHASE, loop_lag_p99_s=0.001)) is None
 
 
+def test_a_doubt_the_box_explains_says_how_long_the_client_waited_for_a_cpu() -> None:
+    busy_box = replace(PHASE, loop_lag_p99_s=0.023, loop_lag_max_s=0.7, cpu_wait_s=1.24)
+    assert describe_timing_doubt(busy_box) == (
+        "timings may be up to 23 ms late: event loop lag p99, max 700 ms; "
+        "the client waited 1.2 s for a CPU (the box is busy)"
+    )
+    ordinary = replace(busy_box, cpu_wait_s=0.02)
+    assert describe_timing_doubt(ordinary) == (
+        "timings may be up to 23 ms late: event loop lag p99, max 700 ms"
+    )
+    table = doubt_table([busy_box, replace(ordinary, cpu_wait_s=None)], ())
+    assert table is not None
+    _, headers, rows = table
+    assert headers[-2:] == ["CPU wait s", "% of phase"]
+    assert [row[-2:] for row in rows] == [["1.2", "31"], ["—", "—"]]
+
+
+# A spinner pinned to one CPU, ending by itself in case its test could not end it.
+SPIN = "import os, time\nos.sched_setaffinity(0, {%d})\nend = time.time() + 20\nwhile time.time() < end: pass"
+SPINNERS = 2
+WORK_S = 0.6  # of work on the loop while the spinners share its CPU: about 0.4 s of waiting
+
+
+@pytest.mark.skipif(
+    runqueue_wait_s() is None or not hasattr(os, "sched_setaffinity"),
+    reason="the kernel tells no run-queue wait here (Linux only)",
+)
+def test_a_loop_kept_off_its_cpu_reads_as_cpu_wait() -> None:
+    """Two processes spinning on the one CPU the loop's thread may use: while the loop works
+    the kernel runs it about a third of the time, and its window says how long it waited."""
+    allowed = os.sched_getaffinity(0)
+    cpu = min(allowed)
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", SPIN % cpu], stdin=subprocess.DEVNULL)
+        for _ in range(SPINNERS)
+    ]
+
+    async def work_while_crowded() -> LagWindow:
+        async with probing() as monitor:
+            await asyncio.sleep(0.3)  # the spinners started
+            with monitor.window() as window:
+                until = time.perf_counter() + WORK_S
+                while time.perf_counter() < until:  # the loop's own work, on a crowded CPU
+                    pass
+            return window
+
+    try:
+        os.sched_setaffinity(0, {cpu})  # this thread only: the loop's
+        window = asyncio.run(work_while_crowded())
+    finally:
+        os.sched_setaffinity(0, allowed)
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait(timeout=10)
+    assert window.cpu_wait_s is not None and window.cpu_wait_s >= 0.1
+
+
 def test_the_headless_line_of_a_doubtful_phase_says_how_late() -> None:
     stream = io.StringIO()
     printer = PhasePrinter(stream)
@@ -122,10 +189,15 @@ def test_the_headless_line_of_a_doubtful_phase_says_how_late() -> None:
 def test_phase_events_with_and_without_the_lag_decode() -> None:
     measured = replace(PHASE, loop_lag_p99_s=0.0125, loop_lag_max_s=0.04)
     assert decode(encode(measured)) == measured
-    older = {k: v for k, v in to_dict(PHASE).items() if not k.startswith("loop_lag")}
+    older = {
+        k: v
+        for k, v in to_dict(PHASE).items()
+        if not k.startswith("loop_lag") and k != "cpu_wait_s"
+    }
     decoded = decode(json.dumps(older))
     assert isinstance(decoded, PhaseFinished)
     assert decoded.loop_lag_p99_s is None and decoded.loop_lag_max_s is None
+    assert decoded.cpu_wait_s is None
 
 
 def test_a_run_records_each_phase_lag_and_flags_a_blocked_one(tmp_path: Path) -> None:
@@ -149,6 +221,8 @@ def test_a_run_records_each_phase_lag_and_flags_a_blocked_one(tmp_path: Path) ->
 
     (quiet_phase,) = [e for e in quiet.events() if isinstance(e, PhaseFinished)]
     assert quiet_phase.loop_lag_p99_s is not None and quiet_phase.loop_lag_max_s is not None
+    if runqueue_wait_s() is not None:  # Linux: the kernel's run-queue wait, recorded
+        assert quiet_phase.cpu_wait_s is not None and quiet_phase.cpu_wait_s >= 0
     assert 0 <= quiet_phase.loop_lag_p99_s <= quiet_phase.loop_lag_max_s
     (blocked_phase,) = [e for e in blocked.events() if isinstance(e, PhaseFinished)]
     assert blocked_phase.requests == requests
