@@ -16,6 +16,7 @@ from nvfp4_tui.tui.widgets.fleet_table import FLEET_ROW, NODE_ROW, SORT_KEYS, qu
 from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.run_header import PhaseLine
+from nvfp4_tui.tui.widgets.spark_bars import SparkBars
 from nvfp4_tui.tui.widgets.totals_pane import TotalsPane
 from tests.support.sample_app import sample_app, settle, wait_until
 from tests.support.sample_events import large_fleet
@@ -122,6 +123,21 @@ async def test_the_grid_spare_cell_holds_the_fleet_totals() -> None:
         assert f"{totals.requests_done:,} requests done" in text
         assert f"{totals.errors:,} errors" in text
         assert totals.decode_tps is not None and f"{totals.decode_tps:,.0f} tok/s" in text
+
+
+async def test_every_pane_writes_its_sparkline_range_at_120x36() -> None:
+    """A 3-digit rate's pane leaves its sparkline 11 columns: it still writes the axis's top
+    and bottom values beside the bars, as the 2-digit panes do."""
+    app, source = sample_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot, source)
+        for pane in app.screen.query(GpuPane):
+            spark = pane.query_one(SparkBars)
+            lines = str(spark.render()).splitlines()
+            assert len(lines) >= 2, pane.id
+            top, bottom = lines[0].split()[-1], lines[-1].split()[-1]
+            assert top.replace(".", "").isdigit() and bottom.replace(".", "").isdigit(), pane.id
+            assert float(top) >= float(bottom) > 0, pane.id
 
 
 async def test_the_detail_footer_has_its_keys_from_the_first_frame() -> None:

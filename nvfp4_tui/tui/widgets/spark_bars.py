@@ -25,7 +25,9 @@ BARS = "▁▂▃▄▅▆▇█"
 SHADES = 6
 MIN_SPAN = 0.2  # of the highest value: the least range the axis spans
 LOWEST_BAR = 1 / 8  # the height of the lowest value: a bar, unlike a zero
-MIN_BARS_W = 12  # narrower than this with its axis labels, the sparkline draws without them
+# Narrower than this beside its axis labels, the sparkline draws without them. At 120 columns a
+# pane with a 3-digit rate leaves its bars 11: at 12 only the 2-digit panes showed their range.
+MIN_BARS_W = 8
 
 
 def columns(values: Sequence[float], width: int) -> list[float]:
