@@ -87,7 +87,6 @@ class MetricsSnapshot:
 # timestamp. The labels are taken to the line's last "}": a label value may hold one.
 _SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?[ \t]*")
 _LE = re.compile(r'(?:^|,)\s*le\s*=\s*"([^"]*)"')
-SHOWN_LINE_CHARS = 40  # of a line that is no sample, quoted in the error
 
 
 def parse_metrics(text: str) -> MetricsSnapshot:
@@ -108,8 +107,8 @@ def parse_metrics(text: str) -> MetricsSnapshot:
         except ValueError:
             value = None
         if sample is None or value is None:
-            shown = line.strip()[:SHOWN_LINE_CHARS]
-            raise NotPrometheusText(f"not Prometheus text: {shown!r} is no sample line")
+            # Whole: the status message scrubs it, then cuts it (a cut first could halve a key).
+            raise NotPrometheusText(f"not Prometheus text: {line.strip()!r} is no sample line")
         if math.isnan(value):
             continue
         name, labels = sample.group(1), sample.group(2)
