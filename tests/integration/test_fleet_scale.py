@@ -1,8 +1,9 @@
 """A lab fleet: 64 simulated endpoints on 8 simulated nodes, served by one simulator process and
 run by two worker processes, every endpoint measured as exactly as a lone one.
 
-"As exactly": each endpoint's decode tok/s, pooled over its requests, within 2% of the decode
-rate the simulator really sent at, which its own ``/metrics`` give (the tokens after each first
+"As exactly": each endpoint's decode seconds, pooled over its requests, within 2% of those the
+simulator really sent in (beyond the lateness its runner reports, its loop lag, which a loaded box
+makes tens to hundreds of ms), which its own ``/metrics`` give (the tokens after each first
 chunk over the inter-token gaps it observed as it wrote them). The simulator's schedule is no
 reference here: on a shared 2-core machine three busy processes (a load average of 10 was seen)
 make the simulator itself fall behind it, by as much as 8%, and the client then measures that
@@ -23,7 +24,7 @@ from nvfp4_tui.bench.session import Session
 from nvfp4_tui.bench.shards import ShardedRunner
 from nvfp4_tui.config.plan import plan_run
 from nvfp4_tui.config.profile import load_profile, with_overrides
-from nvfp4_tui.core.events import Event, RequestFinished, RunStarted
+from nvfp4_tui.core.events import Event, PhaseFinished, RequestFinished, RunStarted
 from nvfp4_tui.sim.fleet_profile import fleet_profile_text
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.store.reader import open_snapshot
@@ -71,10 +72,21 @@ def test_64_endpoints_on_8_nodes_with_two_workers(tmp_path: Path) -> None:
     assert {e: len(rs) for e, rs in by_endpoint.items()} == {
         e.id: REQUESTS for e in profile.endpoints
     }
+    # How late each endpoint's runner read what became ready (its loop lag max): a chunk read
+    # that late at either end of a decode window moves the window by as much, a lateness the
+    # phase reports as timing doubt. Beyond it, the 2% must hold.
+    lag_s = {e.endpoint_id: e.loop_lag_max_s or 0.0 for e in events if isinstance(e, PhaseFinished)}
     for endpoint_id, mine in by_endpoint.items():
         decoded = sum((r.tokens_out or 0) - (r.first_chunk_tokens or 1) for r in mine)
-        measured = decoded / sum((r.e2e_s or 0.0) - (r.ttft_s or 0.0) for r in mine)
-        assert measured / sent_tps[endpoint_id] == pytest.approx(1.0, abs=0.02), endpoint_id
+        measured_s = sum((r.e2e_s or 0.0) - (r.ttft_s or 0.0) for r in mine)
+        sent_s = decoded / sent_tps[endpoint_id]
+        reported_lateness_s = len(mine) * lag_s[endpoint_id]
+        assert abs(measured_s - sent_s) <= 0.02 * sent_s + reported_lateness_s, (
+            endpoint_id,
+            measured_s,
+            sent_s,
+            reported_lateness_s,
+        )
     snapshot = open_snapshot(session.snapshot_path)
     assert snapshot.requests().height == NODES * GPUS_PER_NODE * REQUESTS
 
