@@ -351,8 +351,10 @@ class DetailScreen(StateScreen):
 
             return paint
 
+        gpu_chart = self.query_one("#chart-gpu", Chart)
+
         def paint_gpu(plt: Plot, colors: ChartColors) -> None:
-            width, height = plot_cells(self.query_one("#chart-gpu", Chart))
+            width, height = plot_cells(gpu_chart)
             vram = [(p.t - start, p.vram_used_mib) for p in history if p.vram_used_mib is not None]
             power = [(p.t - start, p.power_w) for p in history if p.power_w is not None]
             span_s = max(1.0, end - start)
@@ -380,7 +382,6 @@ class DetailScreen(StateScreen):
         )
         ttft_chart.draw(tuple(ttft_ms), paint_hist(ttft_ms, "accent", ttft_chart))
         itl_chart.draw(tuple(itl_ms), paint_hist(itl_ms, "success", itl_chart))
-        gpu_chart = self.query_one("#chart-gpu", Chart)
         gpu_chart.draw((len(history), history[-1] if history else None), paint_gpu)
         self._show_server(endpoint, start, end)
 

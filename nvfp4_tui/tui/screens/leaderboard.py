@@ -503,16 +503,12 @@ class LeaderboardScreen(StateScreen):
             frame = PlotFrame((low, high), axes.quality, width, height)
             # Two endpoints of near speed and score would share a cell, one marker hiding the
             # other: the later one moves a cell aside.
-            cells = separate_cells([frame.cell(p.speed_tps, p.quality) for p in points], width)
+            own = [frame.cell(p.speed_tps, p.quality) for p in points]
             named: list[Named] = []
-            for p, cell in zip(points, cells, strict=True):
+            for p, cell, moved in zip(points, own, separate_cells(own, width), strict=True):
                 index = hues[p.endpoint_id]
                 color = series_rgb(index)
-                x, y = (
-                    (p.speed_tps, p.quality)
-                    if cell == frame.cell(p.speed_tps, p.quality)
-                    else frame.point(cell)
-                )
+                x, y = (p.speed_tps, p.quality) if moved == cell else frame.point(moved)
                 plt.scatter([x], [y], marker=series_marker(index), color=color)
                 named.append((labels[p.endpoint_id], x, y, color))
             plt.xlim(low, high)

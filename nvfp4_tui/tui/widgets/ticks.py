@@ -23,12 +23,10 @@ def nice_ticks(low: float, high: float, most: int) -> list[float]:
     magnitude = 10.0 ** math.floor(math.log10(raw))
     steps = [multiple * magnitude for multiple in (0.5, *STEPS)]
     counts = [_tick_range(low, high, step) for step in steps]
-    index = next(i for i, (first, last) in enumerate(counts) if last - first + 1 <= most)
-    first, last = counts[index]
-    if last - first + 1 < 2 and index > 0 and _count(counts[index - 1]) <= most + 1:
+    index = next(i for i, found in enumerate(counts) if _count(found) <= most)
+    if _count(counts[index]) < 2 and index > 0 and _count(counts[index - 1]) <= most + 1:
         index -= 1
-        first, last = counts[index]
-    step = steps[index]
+    (first, last), step = counts[index], steps[index]
     # To 12 significant digits: 3 × 0.1 is 0.3 here, not 0.30000000000000004.
     return [float(f"{i * step:.12g}") for i in range(first, last + 1)]
 
@@ -51,15 +49,12 @@ def tick_labels(ticks: list[float]) -> list[str]:
     return [f"{t:.{digits}f}" for t in ticks]
 
 
-def nice_yticks(
-    plt: Plot, low: float, high: float, rows: int, *, right: bool = False, unit: str = ""
-) -> None:
-    """Ticks on the y axis of a plot ``rows`` high showing [low, high]; ``unit`` after each."""
+def nice_yticks(plt: Plot, low: float, high: float, rows: int, *, right: bool = False) -> None:
+    """Ticks on the y axis of a plot ``rows`` high showing [low, high]."""
     ticks = nice_ticks(low, high, rows // ROWS_PER_TICK + 1)
     side = "right" if right else "left"
-    labels = [f"{label}{unit}" for label in tick_labels(ticks)]
     # textual_plotext's stub types a side as float; plotext takes "left" or "right".
-    plt.yticks(ticks, labels, yside=side)  # type: ignore[arg-type]
+    plt.yticks(ticks, tick_labels(ticks), yside=side)  # type: ignore[arg-type]
 
 
 def nice_xticks(plt: Plot, low: float, high: float, columns: int, *, unit: str = "") -> None:
