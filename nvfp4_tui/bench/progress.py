@@ -51,9 +51,14 @@ class TokenMeter:
         self.advance()
         self.in_flight += 1
 
-    def request_ended(self) -> None:
+    def request_answered(self, decoding: bool) -> None:
+        """The server ended its answer ([DONE], the body closed, or a failure): the request is
+        no longer in flight, nor decoding if it had begun to (``decoding``), though the client
+        may still drain and measure it."""
         self.advance()
         self.in_flight -= 1
+        if decoding:
+            self.decoding -= 1
 
     def first_chunk(self, tokens: int) -> None:
         """A stream's first generated chunk arrived with ``tokens``: from now on it decodes."""
@@ -64,8 +69,3 @@ class TokenMeter:
     def decoded(self, tokens: int) -> None:
         self.tokens += tokens
         self.decode_tokens += tokens
-
-    def stream_ended(self) -> None:
-        """A stream that had reached its first chunk ended (finished, failed or cut)."""
-        self.advance()
-        self.decoding -= 1

@@ -593,13 +593,9 @@ class Runner:
         warmup: bool = False,
     ) -> RequestFinished:
         sent_t = time.time()
-        meter.request_started()
-        try:
-            measurement: Measurement = await client.chat(
-                self._request(phase.suite, prompt, warmup), progress=meter
-            )
-        finally:
-            meter.request_ended()
+        measurement: Measurement = await client.chat(
+            self._request(phase.suite, prompt, warmup), progress=meter
+        )
         return self._row(endpoint, phase, prompt, request_index, sent_t, measurement)
 
     def _row(

@@ -159,8 +159,8 @@ class PhaseFinished:
     # Seconds (summed over the phase's senders) that sends waited for answer verification to
     # catch up (bench.verify_backlog): while they wait, fewer than N requests are in flight.
     verify_wait_s: float = 0.0
-    # Closed loop: seconds of ``wall_s`` with all ``concurrency`` requests in flight, as the
-    # runner counted them. A short phase's last wave runs with fewer, and its throughput is no
+    # Closed loop: seconds of ``wall_s`` with all ``concurrency`` requests in flight, each from
+    # its send to the end of the server's answer ([DONE] or the body closed). A short phase's last wave runs with fewer, and its throughput is no
     # capacity figure; None in snapshots recorded before it was counted.
     full_load_s: float | None = None
     # How late the runner's event loop ran what became ready while the phase ran (seconds; see

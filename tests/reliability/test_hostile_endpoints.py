@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from aiohttp import web
 
 from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Measurement, Timeouts
 from nvfp4_tui.bench.client.budget import EventBudget
-from nvfp4_tui.bench.client.endpoint import MEASURED_ON_LOOP_CHUNKS, SLICE_BYTES
+from nvfp4_tui.bench.client.endpoint import DRAIN_WAIT_S, MEASURED_ON_LOOP_CHUNKS, SLICE_BYTES
 from nvfp4_tui.bench.client.stream import Stream
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sse import SseParser
@@ -174,6 +175,31 @@ async def test_a_body_whose_end_lags_its_done_does_not_hold_the_next_request() -
             await held.wait()
     for m in (first, second):
         assert m.status == "ok" and m.answer_text == "ab" and m.tokens_out == 2
+
+
+async def test_a_request_leaves_full_load_at_its_done_not_when_the_drain_ends() -> None:
+    """Full load is time the server holds N requests: it stops at [DONE], and the client's
+    DRAIN_WAIT_S after it (waiting for the body's end) counts neither there nor as decoding."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b"".join([*GOOD_STREAM, DONE]))
+        await asyncio.sleep(HELD_S)
+        return response
+
+    meter = TokenMeter(full_level=1)
+    timeouts = Timeouts(idle_s=HELD_S, total_s=2 * HELD_S)
+    async with serve_client(handler, limits=SMALL, timeouts=timeouts) as (_, client):
+        called = time.perf_counter()
+        async with asyncio.timeout(HELD_S / 3):
+            m = await client.chat(HELLO, progress=meter)
+        took_s = time.perf_counter() - called
+    meter.advance()
+    assert m.status == "ok" and (meter.in_flight, meter.decoding) == (0, 0)
+    # The drain's timer fires no earlier than DRAIN_WAIT_S past [DONE].
+    assert 0 < meter.full_s <= took_s - DRAIN_WAIT_S + 0.001
+    assert meter.decode_s <= meter.full_s
 
 
 async def test_a_run_records_too_large_rows_under_its_profiles_bound(tmp_path: Path) -> None:

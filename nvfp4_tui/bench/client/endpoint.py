@@ -238,6 +238,9 @@ class EndpointClient:
         total_deadline = started + timeouts.total_s
         watchdog = asyncio.timeout_at(min(started + timeouts.first_byte_s, total_deadline))
         clock = SendClock()
+        answered = False  # progress was told the server ended this answer
+        if progress is not None:
+            progress.request_started()
         called_at = perf_counter()
         try:
             async with (
@@ -280,8 +283,6 @@ class EndpointClient:
                     waiting_for = "idle"
                     watchdog.reschedule(min(loop.time() + timeouts.idle_s, total_deadline))
                     await self._parse(buffer, parser, stream, now, budget)
-                    if stream.done_at is not None:
-                        watchdog.reschedule(loop.time() + DRAIN_WAIT_S)
                     if progress is not None and stream.gen_times:
                         made = stream.tokens_so_far()
                         if not decoding:
@@ -293,6 +294,13 @@ class EndpointClient:
                         if made > counted:
                             progress.decoded(made - counted)
                             counted = made
+                    if stream.done_at is not None:
+                        watchdog.reschedule(loop.time() + DRAIN_WAIT_S)
+                        if progress is not None:
+                            # The server is done with it: full load and decoding time stop
+                            # here, not when the drain ends.
+                            progress.request_answered(decoding)
+                            answered = True
                 eof_at = perf_counter()
                 if stream.done_at is None:
                     for payload in parser.end():
@@ -311,8 +319,8 @@ class EndpointClient:
         except (aiohttp.ClientError, OSError) as caught:
             failure = Failure(*classify(caught))
         finally:
-            if progress is not None and decoding:
-                progress.stream_ended()
+            if progress is not None and not answered:
+                progress.request_answered(decoding)
         sent_at = called_at if clock.sent_at is None else clock.sent_at
         setup_s = None if clock.sent_at is None else clock.sent_at - called_at
         if stream.done_at is not None:
