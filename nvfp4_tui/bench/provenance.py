@@ -29,10 +29,10 @@ from nvfp4_tui.config.profile import Endpoint
 from nvfp4_tui.core.events import EndpointConfig
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.telemetry.exposition import NotPrometheusText
 from nvfp4_tui.telemetry.prometheus import (
     CACHE_CONFIG_INFO,
     MAX_METRICS_BYTES,
-    NotPrometheusText,
     auth_headers,
     info_labels,
     read_at_most,

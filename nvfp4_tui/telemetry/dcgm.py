@@ -7,16 +7,14 @@ fields are in MiB, power in W, clocks in MHz, utilisation in percent, as the exp
 
 from __future__ import annotations
 
-import math
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from nvfp4_tui.core.events import GpuSample
+from nvfp4_tui.telemetry.exposition import samples
 from nvfp4_tui.telemetry.prometheus import MAX_METRICS_BYTES
 from nvfp4_tui.telemetry.reply_deadline import REPLY_DEADLINE_S, read_within
 
@@ -58,19 +56,16 @@ def dcgm_samples(
     only these indices or UUIDs, ``host`` only that ``Hostname``. Raises ValueError when the
     text is not Prometheus exposition."""
     fields: dict[_GpuKey, dict[str, float]] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if not sample.name.startswith("DCGM_FI_"):
-                continue
-            key = _gpu_key(sample.labels)
-            if key is None or not _wanted(key, gpus, host):
-                continue
-            value = float(sample.value)
-            if not math.isnan(value):
-                # The first series wins: Kubernetes pod labels can repeat a GPU's value.
-                fields.setdefault(key, {}).setdefault(
-                    sample.name.removeprefix("DCGM_FI_DEV_"), value
-                )
+    for sample in samples(text):
+        if not sample.name.startswith("DCGM_FI_"):
+            continue
+        key = _gpu_key(sample.labels())
+        if key is None or not _wanted(key, gpus, host):
+            continue
+        # The first series wins: Kubernetes pod labels can repeat a GPU's value.
+        fields.setdefault(key, {}).setdefault(
+            sample.name.removeprefix("DCGM_FI_DEV_"), sample.value
+        )
     return [_sample(t, key, values) for key, values in sorted(fields.items(), key=_order)]
 
 
@@ -132,9 +127,7 @@ class DcgmSource:
         try:
             return dcgm_samples(text, t, self._gpus, self._host)
         except ValueError as exc:
-            raise DcgmUnavailable(
-                f"DCGM exporter {self.url}: not Prometheus text ({exc})"
-            ) from None
+            raise DcgmUnavailable(f"DCGM exporter {self.url}: {exc}") from None
 
     def fetch(self) -> str:
         """The exporter's body; raises DcgmUnavailable with a one-line reason."""

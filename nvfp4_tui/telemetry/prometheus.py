@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import aiohttp
-from prometheus_client.parser import text_string_to_metric_families
 
 from nvfp4_tui.config.keys import api_key as read_key
 from nvfp4_tui.config.profile import Endpoint
 from nvfp4_tui.core.events import ServerSample
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.stats import counter_increase
+from nvfp4_tui.telemetry.exposition import NotPrometheusText, samples
 
 # A vLLM /metrics body is tens of kB and a DCGM exporter's a few hundred; past this, something
 # other than a metrics endpoint is answering and its body is not worth the memory.
@@ -59,10 +59,6 @@ CACHE_CONFIG_INFO = "vllm:cache_config_info"
 Buckets = tuple[tuple[float, float], ...]  # (upper bound, cumulative count), ascending, +Inf last
 
 
-class NotPrometheusText(ValueError):
-    """The body is not Prometheus text exposition (an HTML page, JSON, empty)."""
-
-
 @dataclass(frozen=True, slots=True)
 class MetricsSnapshot:
     """One scrape, label sets folded together: per sample name the sum and the series count,
@@ -83,35 +79,17 @@ class MetricsSnapshot:
         return next((n for n in names if n in self.sums or n in self.histograms), None)
 
 
-# One sample line of the text exposition format: a name, its labels, a value, perhaps a
-# timestamp. The labels are taken to the line's last "}": a label value may hold one.
-_SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?[ \t]*")
 _LE = re.compile(r'(?:^|,)\s*le\s*=\s*"([^"]*)"')
 
 
 def parse_metrics(text: str) -> MetricsSnapshot:
-    """Parse Prometheus text; raises NotPrometheusText when it is not that format.
-
-    A line at a time with two compiled patterns, on the event loop: prometheus_client's parser
-    took 28 ms of pure Python per vLLM body (56 kB), and in a worker thread it held the GIL
-    while the loop waited to read streams (against vLLM on CPU the loop lagged up to 1.2 s)."""
+    """Parse Prometheus text (``exposition.samples``, on the event loop); raises
+    NotPrometheusText when it is not that format."""
     sums: dict[str, float] = {}
     series: dict[str, int] = {}
     buckets: dict[str, dict[float, float]] = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#") or line.isspace():
-            continue
-        sample = _SAMPLE.fullmatch(line)
-        try:
-            value = float(sample.group(3)) if sample else None
-        except ValueError:
-            value = None
-        if sample is None or value is None:
-            # Whole: the status message scrubs it, then cuts it (a cut first could halve a key).
-            raise NotPrometheusText(f"not Prometheus text: {line.strip()!r} is no sample line")
-        if math.isnan(value):
-            continue
-        name, labels = sample.group(1), sample.group(2)
+    for sample in samples(text):
+        name, labels, value = sample.name, sample.raw_labels, sample.value
         le = _LE.search(labels) if labels and name.endswith("_bucket") else None
         if le is not None:
             bound = _bucket_bound(name, le.group(1))
@@ -139,14 +117,7 @@ def _bucket_bound(name: str, label: str) -> float:
 def info_labels(text: str, name: str) -> dict[str, str] | None:
     """The labels of the first series of the info-style metric ``name`` (vLLM's
     ``cache_config_info``), None when the body has no such series; raises NotPrometheusText."""
-    try:
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                if sample.name == name:
-                    return dict(sample.labels)
-    except (ValueError, IndexError, TypeError) as exc:
-        raise NotPrometheusText(f"not Prometheus text: {exc}") from None
-    return None
+    return next((sample.labels() for sample in samples(text) if sample.name == name), None)
 
 
 def bucket_increase(now: Buckets, before: Buckets) -> Buckets | None:

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
 from nvfp4_tui.core.events import ServerSample
+from nvfp4_tui.telemetry.exposition import NotPrometheusText
 from nvfp4_tui.telemetry.prometheus import (
     MetricsSnapshot,
-    NotPrometheusText,
     ServerMetricsDelta,
     bucket_increase,
     parse_metrics,
