@@ -121,7 +121,7 @@ class DetailScreen(StateScreen):
         self._charts_t = -float("inf")
         self._rows_key: tuple[object, ...] | None = None
         self._answer: AnswerText | None = None
-        self._head: Content | None = None
+        self._head: tuple[Content, ...] = ()
         self._error: ErrorInfo | None = None
 
     def compose(self) -> ComposeResult:
@@ -190,32 +190,49 @@ class DetailScreen(StateScreen):
             self._show_charts(endpoint, state)
 
     def _show_head(self, endpoint: EndpointState) -> None:
+        """Who and what, then the counts; where that does not fit, the model id goes first (the
+        label names it), then the counts' words, then the class badge."""
         info = endpoint.info
         gpu = f"GPU {info.gpu}" if info.gpu is not None else "GPU ?"
         in_flight = units.DASH if endpoint.in_flight is None else str(endpoint.in_flight)
         target = endpoint.target_concurrency
-        head = Content.assemble(
-            (gpu, "bold"),
-            "  ",
-            (info.label, "bold"),
-            "  ",
-            (class_badge(info), "$text-secondary"),
-            "  ",
-            status_content(endpoint.status),
-            "  ",
-            phase_text(endpoint) or "",
-            ("   in flight ", "$text-muted"),
-            f"{in_flight}/{units.DASH if target is None else target}",
-            ("   requests ", "$text-muted"),
-            str(endpoint.requests_done),
-            ("   errors ", "$text-muted"),
-            (str(endpoint.requests_error), "bold $error" if endpoint.requests_error else ""),
-            ("   model ", "$text-muted"),
-            info.model,
+        flight = f"{in_flight}/{units.DASH if target is None else target}"
+        errors = (str(endpoint.requests_error), "bold $error" if endpoint.requests_error else "")
+        name = Content.assemble((gpu, "bold"), "  ", (info.label, "bold"))
+        status = status_content(endpoint.status)
+        phase = phase_text(endpoint) or ""
+        who = Content.assemble(
+            name, "  ", (class_badge(info), "$text-secondary"), "  ", status, "  ", phase
+        )
+        head = (
+            Content.assemble(
+                who,
+                ("   in flight ", "$text-muted"),
+                flight,
+                ("   requests ", "$text-muted"),
+                str(endpoint.requests_done),
+                ("   errors ", "$text-muted"),
+                errors,
+                ("   model ", "$text-muted"),
+                info.model,
+            ),
+            Content.assemble(
+                who,
+                ("  in flight ", "$text-muted"),
+                flight,
+                ("  req ", "$text-muted"),
+                str(endpoint.requests_done),
+                ("  err ", "$text-muted"),
+                errors,
+            ),
+            Content.assemble(who, "  ", flight, ("  err ", "$text-muted"), errors),
+            Content.assemble(
+                name, "  ", status, "  ", phase, "  ", flight, ("  err ", "$text-muted"), errors
+            ),
         )
         if head != self._head:
             self._head = head
-            self.query_one("#detail-head", FitLine).show(head)
+            self.query_one("#detail-head", FitLine).show(*head)
 
     def _show_error(self, endpoint: EndpointState, state: FleetState) -> None:
         """The latest failed request's kind and the message its server sent."""

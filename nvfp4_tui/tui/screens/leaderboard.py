@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import ClassVar, Literal
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -64,6 +65,9 @@ from nvfp4_tui.tui.widgets.ticks import nice_xticks, nice_yticks
 from nvfp4_tui.tui.widgets.vram_table import VramTable
 
 REDRAW_INTERVAL_S = 0.5
+QUALITY_CELL_W = 10  # "0.66 ±.40 " before n, which takes 2 columns or more
+QUALITY_FRAME_W = 3  # the table's borders and the body's scrollbar
+STACKED_BELOW_W = 100
 SERIES_NUDGE = 0.25  # of one level's spacing: how far apart the series' points spread
 
 
@@ -92,6 +96,41 @@ def label_points(
     for (label, _, _, color), cell in zip(named, cells, strict=True):
         x, y = frame.point(cell)
         plt.text(label, x, y, color=color, background=colors.canvas, alignment="left")
+
+
+QualityLayout = Literal["suites down", "endpoints down", "means only"]
+
+
+def quality_layout(
+    suites: Sequence[str],
+    labels: Sequence[str],
+    classes: Sequence[str],
+    room: int,
+    most_n: int = 99,
+) -> QualityLayout:
+    """The first layout of the quality table that fits ``room`` columns: suites down and
+    endpoints across; endpoints down and suites across; that without the class column and
+    with the mean alone in each cell. Each column is padded one either side; a cell is
+    ``QUALITY_CELL_W`` and the digits of the largest n (``most_n``)."""
+    cell_w = QUALITY_CELL_W + max(2, len(str(most_n)))
+
+    def width(*columns: int) -> int:
+        return sum(c + 2 for c in columns)
+
+    label_w = max((len(label) for label in (*labels, "endpoint")), default=0)
+    class_w = max((len(c) for c in (*classes, "class")), default=0)
+    suites_down = width(
+        max((len(suite) for suite in (*suites, "suite")), default=0),
+        *(
+            max(len(label), len(c), QUALITY_CELL_W)
+            for label, c in zip(labels, classes, strict=True)
+        ),
+    )
+    if suites_down <= room:
+        return "suites down"
+    if width(label_w, class_w, *(max(len(suite), cell_w) for suite in suites)) <= room:
+        return "endpoints down"
+    return "means only"
 
 
 def _right(text: str, style: str = "") -> Text:
@@ -157,11 +196,14 @@ class LeaderboardScreen(StateScreen):
             tuple(state.endpoints),
             score_name,
             self.app.theme,  # table cells carry the theme's colours
+            self.size.width,  # the quality table's layout and the middle row's follow it
         )
         if key == self._key or time.monotonic() - self._drawn_t < REDRAW_INTERVAL_S:
             return
         self._key = key
         self._drawn_t = time.monotonic()
+        # Side by side below this, the route table's reasons are cut: it goes under the speeds.
+        self.set_class(self.size.width < STACKED_BELOW_W, "-stacked")
         labels = short_labels([e.info for e in state.endpoints.values()])
         styles = cell_styles(self.app)
         board = state.board()
@@ -217,34 +259,69 @@ class LeaderboardScreen(StateScreen):
         styles: CellStyles,
         score_name: str,
     ) -> None:
+        """Laid out as ``quality_layout`` finds room for: at 80 columns seven endpoints do not
+        fit across, nor seven suites with their intervals, and a table that scrolls sideways
+        hides the very columns a user compares."""
         table = self.query_one("#quality", LiveTable)
         q = quality_table(board, score_name)
         table.display = bool(q.suites) or not board.benchmarks  # benchmarks alone: none to show
         score = score_label(score_name)
-        table.border_title = (
-            f"Quality ({score} score, mean) by suite at {base_text(board)} · best per row in bold"
+
+        def class_of(eid: str) -> str:
+            return class_name(state.endpoints[eid].info.model_class)
+
+        layout = quality_layout(
+            q.suites,
+            [labels[eid] for eid in q.endpoint_ids],
+            [class_of(eid) for eid in q.endpoint_ids],
+            self.size.width - QUALITY_FRAME_W,
+            max((stats.n for stats in q.cells.values()), default=0),
         )
-        columns: list[Column] = [("suite", Text("suite"))]
-        for eid in q.endpoint_ids:
-            info = state.endpoints[eid].info
-            header = Text(f"{labels[eid]}\n", style="bold")
-            header.append(class_name(info.model_class), style=styles.muted)
-            columns.append((eid, header))
-        rows: list[Row] = []
-        for suite in q.suites:
-            cells: list[Cell] = [Text(suite)]
-            best = q.best.get(suite, frozenset())
+        best_per = "row" if layout == "suites down" else "suite"
+        table.border_title = (
+            f"Quality ({score} score, mean) by suite at {base_text(board)}"
+            f" · best per {best_per} in bold"
+        )
+
+        def cell(suite: str, eid: str) -> Cell:
+            stats = q.cell(suite, eid)
+            if stats is None or stats.mean is None:
+                return _right(units.DASH, styles.muted)
+            text = Text(justify="right")
+            best = eid in q.best.get(suite, frozenset())
+            text.append(units.score(stats.mean), style=styles.best if best else "")
+            if layout != "means only":
+                text.append(f" {units.score_ci(stats.ci95_half_width):<4}", style=styles.muted)
+                text.append(f" {stats.n:>2}", style=styles.muted)
+            return text
+
+        columns: list[Column]
+        rows: list[Row]
+        if layout == "suites down":
+            columns = [("suite", Text("suite"))]
             for eid in q.endpoint_ids:
-                stats = q.cell(suite, eid)
-                if stats is None or stats.mean is None:
-                    cells.append(_right(units.DASH, styles.muted))
-                    continue
-                cell = Text(justify="right")
-                cell.append(units.score(stats.mean), style=styles.best if eid in best else "")
-                cell.append(f" {units.score_ci(stats.ci95_half_width):<4}", style=styles.muted)
-                cell.append(f" {stats.n:>2}", style=styles.muted)
-                cells.append(cell)
-            rows.append((suite, cells))
+                header = Text(f"{labels[eid]}\n", style="bold")
+                header.append(class_of(eid), style=styles.muted)
+                columns.append((eid, header))
+            rows = [
+                (suite, [Text(suite), *(cell(suite, eid) for eid in q.endpoint_ids)])
+                for suite in q.suites
+            ]
+        else:
+            classes = layout == "endpoints down"  # in "means only" the speed table says it
+            columns = [("endpoint", Text("endpoint"))]
+            if classes:
+                columns.append(("class", Text("class")))
+            for suite in q.suites:
+                header = Text(f"{suite}\n")
+                header.append("mean ±CI   n" if classes else "mean", style=styles.muted)
+                columns.append((suite, header))
+            rows = []
+            for eid in q.endpoint_ids:
+                cells: list[Cell] = [Text(labels[eid])]
+                if classes:
+                    cells.append(Text(class_of(eid), style=styles.muted))
+                rows.append((eid, [*cells, *(cell(suite, eid) for suite in q.suites)]))
         table.show_rows(columns, rows)
 
     def _show_benchmarks(self, board: Board, labels: dict[str, str], styles: CellStyles) -> None:
