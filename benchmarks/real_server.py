@@ -10,14 +10,21 @@ Usage: ``python benchmarks/real_server.py [--quick]`` with the servers' venvs th
 ``bash .ci/real_servers`` installs (or ``NVFP4_REAL_VLLM_PYTHON`` and
 ``NVFP4_REAL_TRANSFORMERS_PYTHON`` naming other ones); without them it says so and writes
 nothing. ``--vllm-url``/``--transformers-url`` measure servers already running instead.
+
+With the servers started here it also runs ``vllm bench serve`` beside nvfp4-tui against the
+same vLLM (``side_by_side``): vLLM held to one CPU and both tools to the other, the same prompts
+and sampling, alternating which goes first, and compares each tool's TTFT mean with vLLM's own
+and their throughputs.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +33,8 @@ import polars as pl
 from harness import Target
 
 sys.path.insert(0, str(harness.REPO_ROOT))  # the stage's servers, tiny model and wire tap
+
+import side_by_side
 
 from nvfp4_tui.core.events import ProbeFinished
 from nvfp4_tui.core.stats import percentile
@@ -42,9 +51,12 @@ class Settings:
     levels: tuple[int, ...] = (1, 4)
     requests: int = 10  # per prompt per level, over the english suite's 3 prompts
     max_tokens: int = 64
+    beside_requests: int = 48  # per level and tool, beside vllm bench serve
+    beside_repeats: int = 2  # each repeat alternates which tool goes first
 
 
-QUICK = Settings(requests=2)
+QUICK = Settings(requests=2, beside_requests=16, beside_repeats=1)
+SERVER_CPU, CLIENT_CPU = 1, 0  # beside vllm bench serve, where the box has two
 
 
 def pair(
@@ -118,7 +130,8 @@ def measure(name: str, port: int, model: str, settings: Settings, work: Path) ->
 
 
 def _started(settings: Settings, work: Path) -> dict[str, Any] | None:
-    """Both servers started here on the tiny model, measured one after the other."""
+    """Both servers started here on the tiny model, measured one after the other, then vLLM
+    beside `vllm bench serve`."""
     pythons = {kind: servers.server_python(kind) for kind in servers.PYTHON_VARIABLES}
     if any(p is None or not p.exists() for p in pythons.values()):
         return None
@@ -130,11 +143,15 @@ def _started(settings: Settings, work: Path) -> dict[str, Any] | None:
         env={**servers.OFFLINE, "PATH": "/usr/bin:/bin"},
     )
     model = tiny_model.model_dir(work / "models", 64)
-    specs = [
-        servers.vllm_spec(vllm_python, model, tool_parser=True),
-        servers.transformers_spec(transformers_python, model),
+    pinned = len(os.sched_getaffinity(0)) >= 2
+    running = [
+        servers.start(
+            servers.vllm_spec(vllm_python, model, tool_parser=True),
+            work / "logs",
+            cpus={SERVER_CPU} if pinned else None,
+        ),
+        servers.start(servers.transformers_spec(transformers_python, model), work / "logs"),
     ]
-    running = [servers.start(spec, work / "logs") for spec in specs]
     try:
         results = []
         for server in running:
@@ -143,10 +160,52 @@ def _started(settings: Settings, work: Path) -> dict[str, Any] | None:
             result = measure(server.spec.name, server.port, served, settings, work)
             result["ready_s"] = round(server.ready_s or 0.0, 1)
             results.append(result)
-        return {"servers": results}
+        running[1].stop()  # its idle threads off the box while the two tools run
+        beside = _beside(running[0].url, vllm_python, model, settings, work, pinned)
+        return {"servers": results, "beside_bench_serve": beside}
     finally:
         for server in running:
             server.stop()
+
+
+def _beside(
+    url: str, python: Path, model: Path, settings: Settings, work: Path, pinned: bool
+) -> dict[str, Any]:
+    """nvfp4-tui and `vllm bench serve`, each level run by each in turn, the order alternating."""
+    dataset = side_by_side.write_inputs(work, settings.max_tokens)
+    held = os.sched_getaffinity(0)
+    if pinned:
+        os.sched_setaffinity(0, {CLIENT_CPU})  # both tools inherit it
+    sides = []
+    count, tokens = settings.beside_requests, settings.max_tokens
+    try:
+        for repeat in range(settings.beside_repeats):
+            for level in settings.levels:
+                key = f"{repeat}-{level}"
+                runs = [
+                    partial(side_by_side.ours, url, level, count, tokens, work, key),
+                    partial(
+                        side_by_side.bench_serve,
+                        python,
+                        url,
+                        model,
+                        dataset,
+                        level,
+                        count,
+                        tokens,
+                        work,
+                        key,
+                    ),
+                ]
+                for run_one in runs if repeat % 2 == 0 else reversed(runs):
+                    sides.append(run_one())
+    finally:
+        os.sched_setaffinity(0, held)
+    return {
+        "pinned": {"server_cpu": SERVER_CPU, "client_cpu": CLIENT_CPU} if pinned else None,
+        "prompts": side_by_side.PROMPTS,
+        "levels": side_by_side.summary(sides),
+    }
 
 
 def _port(url: str) -> int:
@@ -180,7 +239,51 @@ def report(numbers: dict[str, Any]) -> list[str]:
                 ]
             )
     headers = ["server", "level", "n", "TTFT ms p50/p95/max", "E2E ms p50/p95/max", "errors"]
-    return [harness.table("client − wire (ms)", headers, rows)]
+    tables = [harness.table("client − wire (ms)", headers, rows)]
+    beside = numbers.get("beside_bench_serve")
+    if beside:
+        tables.append(_beside_table(beside))
+    return tables
+
+
+def _each(runs: list[dict[str, Any]], key: str, spec: str) -> str:
+    return " / ".join(harness.fmt(run[key], spec) for run in runs)
+
+
+def _beside_table(beside: dict[str, Any]) -> str:
+    rows = [
+        [
+            level["tool"],
+            f"c={level['concurrency']}",
+            _each(level["runs"], "client_ttft_ms", ".1f"),
+            _each(level["runs"], "server_ttft_ms", ".1f"),
+            _each(level["runs"], "gap_ms", "+.1f"),
+            _each(level["runs"], "throughput_tps", ".0f"),
+            _each(level["runs"], "cpu_s", ".1f"),
+            harness.fmt(level["tokens_per_cpu_s"], ".0f"),
+            str(level["failed"]),
+        ]
+        for level in beside["levels"]
+    ]
+    pinned = beside["pinned"]
+    where = (
+        f"vLLM on CPU {pinned['server_cpu']}, the tools on CPU {pinned['client_cpu']}"
+        if pinned
+        else "not pinned (one CPU)"
+    )
+    headers = [
+        "tool",
+        "level",
+        "TTFT mean ms",
+        "vLLM's mean ms",
+        "gap ms",
+        "tok/s",
+        "client CPU s",
+        "tok per CPU s",
+        "failed",
+    ]
+    title = f"beside vllm bench serve, same vLLM, prompts and sampling ({where}; each repeat)"
+    return harness.table(title, headers, rows)
 
 
 def targets(numbers: dict[str, Any]) -> list[Target]:
@@ -198,6 +301,40 @@ def targets(numbers: dict[str, Any]) -> list[Target]:
                     None,
                 )
             )
+    beside = numbers.get("beside_bench_serve")
+    if beside:
+        found += _beside_targets(beside["levels"])
+    return found
+
+
+def _beside_targets(levels: list[dict[str, Any]]) -> list[Target]:
+    by = {(level["tool"], level["concurrency"]): level for level in levels}
+    found = []
+    for concurrency in sorted({level["concurrency"] for level in levels}):
+        ours, theirs = by.get(("nvfp4-tui", concurrency)), by.get(("vllm bench serve", concurrency))
+        if ours is None or theirs is None:
+            continue
+        gap, their_gap = ours["gap_ms_mean"], theirs["gap_ms_mean"]
+        found.append(
+            Target(
+                f"vllm c={concurrency}: client − vLLM TTFT mean",
+                "<= 5 ms",
+                f"{harness.fmt(gap, '+.1f')} ms (vllm bench serve "
+                f"{harness.fmt(their_gap, '+.1f')} ms)",
+                None if gap is None else gap <= 5.0,
+            )
+        )
+        rate, their_rate = ours["throughput_tps_mean"], theirs["throughput_tps_mean"]
+        ratio = rate / their_rate if rate and their_rate else None
+        found.append(
+            Target(
+                f"vllm c={concurrency}: throughput vs vllm bench serve",
+                ">= 0.95x",
+                f"{harness.fmt(ratio, '.3f')}x ({harness.fmt(rate, '.0f')} vs "
+                f"{harness.fmt(their_rate, '.0f')} tok/s)",
+                None if ratio is None else ratio >= 0.95,
+            )
+        )
     return found
 
 

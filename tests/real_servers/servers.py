@@ -155,8 +155,11 @@ class RunningServer:
         self.process.wait(STOP_WAIT_S)
 
 
-def start(spec: ServerSpec, log_dir: Path, port: int | None = None) -> RunningServer:
-    """Start ``spec`` on 127.0.0.1 (port: the OS's pick) with its output in ``log_dir``."""
+def start(
+    spec: ServerSpec, log_dir: Path, port: int | None = None, cpus: set[int] | None = None
+) -> RunningServer:
+    """Start ``spec`` on 127.0.0.1 (port: the OS's pick) with its output in ``log_dir``, held to
+    ``cpus`` when given (its children inherit them)."""
     port = port or free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"{spec.name}-{port}.log"
@@ -171,5 +174,6 @@ def start(spec: ServerSpec, log_dir: Path, port: int | None = None) -> RunningSe
             stdin=subprocess.DEVNULL,
             env=env,
             start_new_session=True,
+            preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
         )
     return RunningServer(spec, port, process, log_path, time.monotonic())

@@ -49,7 +49,14 @@ def write_profile(
     requests: int = 1,
     max_tokens: int = MAX_TOKENS,
     model: str = "tiny",
+    temperature: float | None = None,
+    extra_body: dict[str, bool | int | float | str] | None = None,
 ) -> Path:
+    run_lines = "" if temperature is None else f"temperature = {temperature!r}\n"
+    endpoint_lines = ""
+    if extra_body:
+        pairs = ", ".join(f"{key} = {json.dumps(value)}" for key, value in extra_body.items())
+        endpoint_lines = f"extra_body = {{ {pairs} }}\n"
     path.write_text(
         f"""[run]
 name = "real"
@@ -58,13 +65,13 @@ concurrency = {json.dumps(concurrency)}
 requests = {requests}
 max_tokens = {max_tokens}
 timeout_s = 120
-
+{run_lines}
 [[endpoint]]
 id = "{ENDPOINT_ID}"
 url = "{url}"
 model = {json.dumps(model)}
 telemetry = "none"
-"""
+{endpoint_lines}"""
     )
     return path
 
