@@ -23,9 +23,11 @@ import os
 import subprocess
 import sys
 import tempfile
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
+from statistics import fmean
 from typing import Any
 
 import harness
@@ -106,26 +108,40 @@ def differences(pairs: list[tuple[dict[str, Any], Exchange]]) -> list[dict[str, 
 
 
 def measure(name: str, port: int, model: str, settings: Settings, work: Path) -> dict[str, Any]:
-    """One run through the tap in front of ``port``, and its client − wire differences."""
-    with WireTap(port) as tap:
-        profile = tool.write_profile(
-            work / f"{name}.toml",
-            tap.url,
-            suites=["english"],
-            concurrency=list(settings.levels),
-            requests=settings.requests,
-            max_tokens=settings.max_tokens,
-            model=model,
-        )
-        ran = tool.run(profile, work / f"{name}-out")
-        exchanges = tap.exchanges(CHAT)
-    rows = ran.snapshot.requests()
+    """A run through the tap in front of ``port`` per level, and its client − wire differences;
+    on vLLM also wire − vLLM's own TTFT mean over the same requests (the probe's included on
+    both sides): the time the server spends before its own clock starts."""
+    levels, rows_seen, errors, codes = [], 0, 0, []
+    for level in settings.levels:
+        with WireTap(port) as tap:
+            profile = tool.write_profile(
+                work / f"{name}-c{level}.toml",
+                tap.url,
+                suites=["english"],
+                concurrency=[level],
+                requests=settings.requests,
+                max_tokens=settings.max_tokens,
+                model=model,
+            )
+            url = f"http://127.0.0.1:{port}"
+            with side_by_side.Measured(url) if name == "vllm" else nullcontext() as server:
+                ran = tool.run(profile, work / f"{name}-c{level}-out")
+            exchanges = tap.exchanges(CHAT)
+        rows = ran.snapshot.requests()
+        (found,) = differences(pair(rows, exchanges, ran.probes()))
+        wire = [e.ttft_s for e in exchanges if e.ttft_s is not None]
+        if server is not None and server.server_ttft_ms is not None and wire:
+            found["wire_minus_server_ttft_ms"] = round(fmean(wire) * MS - server.server_ttft_ms, 2)
+        levels.append(found)
+        rows_seen += rows.height
+        errors += rows.filter(pl.col("status") == "error").height
+        codes.append(ran.returncode)
     return {
         "server": name,
-        "exit_code": ran.returncode,
-        "rows": rows.height,
-        "errors": rows.filter(pl.col("status") == "error").height,
-        "levels": differences(pair(rows, exchanges, ran.probes())),
+        "exit_code": max(codes),
+        "rows": rows_seen,
+        "errors": errors,
+        "levels": levels,
     }
 
 
@@ -235,10 +251,19 @@ def report(numbers: dict[str, Any]) -> list[str]:
                     str(level["ttft"]["n"]),
                     _cell(level, "ttft"),
                     _cell(level, "e2e"),
+                    harness.fmt(level.get("wire_minus_server_ttft_ms"), "+.1f"),
                     str(server["errors"]),
                 ]
             )
-    headers = ["server", "level", "n", "TTFT ms p50/p95/max", "E2E ms p50/p95/max", "errors"]
+    headers = [
+        "server",
+        "level",
+        "n",
+        "TTFT ms p50/p95/max",
+        "E2E ms p50/p95/max",
+        "wire − vLLM TTFT mean",
+        "errors",
+    ]
     tables = [harness.table("client − wire (ms)", headers, rows)]
     beside = numbers.get("beside_bench_serve")
     if beside:
@@ -298,6 +323,20 @@ def targets(numbers: dict[str, Any]) -> list[Target]:
                     f"{server['server']}: client − wire {label}",
                     "measured: p50/p95/max per level",
                     measured,
+                    None,
+                )
+            )
+        before_clock = [
+            f"c={level['concurrency']}: {level['wire_minus_server_ttft_ms']:+.1f} ms"
+            for level in server["levels"]
+            if level.get("wire_minus_server_ttft_ms") is not None
+        ]
+        if before_clock:
+            found.append(
+                Target(
+                    f"{server['server']}: wire − its own TTFT mean (before its clock starts)",
+                    "measured: mean per level",
+                    "; ".join(before_clock),
                     None,
                 )
             )
