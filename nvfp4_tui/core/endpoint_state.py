@@ -32,6 +32,7 @@ from nvfp4_tui.core.figures.leaderboard import (
     PhaseFacts,
     RequestFacts,
 )
+from nvfp4_tui.core.figures.metric_stats import MetricStatsFold
 from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, SCORE_NAMES
 from nvfp4_tui.core.figures.timings import RequestTimings, decode_span, is_outlier
 from nvfp4_tui.core.gpu_track import TELEMETRY_STALE_S, GpuTrack
@@ -86,6 +87,7 @@ class EndpointState:
         self.info = info
         # The run's leaderboard, shared by every endpoint of it (FleetState.figures).
         self.figures = figures if figures is not None else LeaderboardFold()
+        self.metric_stats = MetricStatsFold()  # every statistic of every metric, per level
         self.gpu = gpu  # shared with FleetState.gpus; None when the endpoint names no GPU index
         plans = tuple(plans)
         # Goodput, SLO attainment, throughput per load level, knee, capacity (nvfp4_tui.core.slo).
@@ -392,13 +394,15 @@ class EndpointState:
         end_t = request_end_t(event, self.info.time_scale)
         self.load.add(event)
         phase = self._phases.get(event.phase_index)
+        rate_rps = phase.rate_rps if phase is not None else None
+        self.metric_stats.add_request(event, Load.of(event.concurrency, rate_rps))
         self.figures.add_request(
             RequestFacts(
                 self.id,
                 event.suite,
                 event.prompt_id,
                 event.concurrency,
-                phase.rate_rps if phase is not None else None,
+                rate_rps,
                 event.phase_index,
                 event.status,
                 event.error_kind,

@@ -197,11 +197,16 @@ class RequestFinished:
     setup_s: float | None = None
     ttft_s: float | None = None
     ttfa_s: float | None = None
+    # To the chunk that brought the second generated token (TTFT's when the first chunk held
+    # two or more): the first gap a user feels, apart from the prefill.
+    ttst_s: float | None = None
     e2e_s: float | None = None
     itl_p50_s: float | None = None
     itl_p95_s: float | None = None
     itl_p99_s: float | None = None
     itl_max_s: float | None = None
+    # vLLM's TPOT (AIPerf's ITL): (e2e − TTFT) / (output tokens − 1), of a finished answer.
+    tpot_s: float | None = None
     itl_per_token: bool = False  # True when per-chunk usage let gaps be split per token
     chunks: int = 0
     # Cumulative usage.completion_tokens of the first chunk that carried generated text: the
@@ -214,6 +219,7 @@ class RequestFinished:
     tokens_estimated: bool = False
     decode_tps: float | None = None
     e2e_tps: float | None = None
+    prefill_tps: float | None = None  # prompt tokens (the server's count) over TTFT
     finish_reason: str | None = None
     answer_text: str = ""
     reasoning_text: str = ""

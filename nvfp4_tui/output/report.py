@@ -38,6 +38,7 @@ from nvfp4_tui.core.figures.leaderboard import (
     Moments,
     PhaseFacts,
 )
+from nvfp4_tui.core.figures.metric_stats import METRICS, STATISTICS, MetricStatsFold
 from nvfp4_tui.core.figures.scores import SCORE_NAMES, score_label
 from nvfp4_tui.core.figures.server_view import ServerViewRow
 from nvfp4_tui.core.gpu_track import GpuKeys
@@ -271,6 +272,44 @@ def _plan_suites(events: Sequence[Event], requests: pl.DataFrame) -> list[str]:
         else []
     )
     return list(dict.fromkeys([*planned, *seen]))
+
+
+def metric_stats_of(requests: pl.DataFrame, events: Sequence[Event]) -> MetricStatsFold:
+    """Every statistic of every metric per endpoint and level, from a snapshot's rows: each
+    level's columns into the accumulators the live state fills a row at a time."""
+    fold = MetricStatsFold()
+    rows = with_rates(requests, plan_rates(events)).filter(
+        (pl.col("status") != "error") & ~pl.col("trimmed").fill_null(False)
+    )
+    columns = [m.column for m in METRICS]
+    for (endpoint_id, concurrency, rate_rps), level in rows.group_by(
+        ["endpoint_id", "concurrency", "rate_rps"], maintain_order=True
+    ):
+        load = Load.of(int(concurrency), rate_rps)
+        for column in columns:
+            fold.add_values(str(endpoint_id), load, column, level.get_column(column).to_list())
+    return fold
+
+
+def metric_stats_json(fold: MetricStatsFold) -> list[dict]:
+    """``kind: "metric_stats"`` rows: one per endpoint, level and metric, with its unit."""
+    rows = []
+    for endpoint_id, load in fold.levels():
+        for summary in fold.summaries(endpoint_id, load):
+            if summary.n == 0:
+                continue
+            rows.append(
+                {
+                    "kind": "metric_stats",
+                    "endpoint_id": endpoint_id,
+                    "load": load.label,
+                    "metric": summary.metric.column,
+                    "label": summary.metric.label,
+                    "unit": summary.metric.unit,
+                    **{name: getattr(summary, name) for name in STATISTICS},
+                }
+            )
+    return rows
 
 
 def endpoints_of(events: Sequence[Event]) -> tuple[EndpointInfo, ...]:
@@ -720,6 +759,8 @@ def render_snapshot(
         rows += load_json_rows(snapshot.report_events())
         rows += [row.json() for row in error_rows(snapshot.requests(), board.endpoints)]
         rows += [row.json() for row in snapshot_server_view(snapshot)]
+        requests = snapshot.requests()
+        rows += metric_stats_json(metric_stats_of(requests, snapshot.report_events()))
         return json.dumps(rows, indent=1)
     markdown = fmt == "markdown"
     parts = [] if not snapshot.warnings else [read_in_part_note(snapshot)]

@@ -37,6 +37,7 @@ from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.screens.fleet import FleetScreen
 from nvfp4_tui.tui.screens.help import HelpScreen
 from nvfp4_tui.tui.screens.leaderboard import LeaderboardScreen
+from nvfp4_tui.tui.screens.statistics import StatisticsScreen
 from nvfp4_tui.tui.screenshots import ScreenshotsHere
 from nvfp4_tui.tui.source_status import (
     FollowReadout,
@@ -286,7 +287,7 @@ class FleetApp(ScreenshotsHere[int]):
     def action_grid(self) -> None:
         self.switch_mode("fleet")
         # Leave any detail screen so that "g" always lands on the grid itself.
-        while isinstance(self.screen, DetailScreen):
+        while isinstance(self.screen, (DetailScreen, StatisticsScreen)):
             self.pop_screen()
 
     def action_leaderboard(self) -> None:
@@ -299,7 +300,8 @@ class FleetApp(ScreenshotsHere[int]):
                 ("Everywhere", GENERAL_BINDINGS),
                 (replay, REPLAY_BINDINGS),
                 ("Fleet: grid, compact and table views", FleetScreen.BINDINGS),
-                ("Detail and leaderboard", DetailScreen.BINDINGS),
+                ("Detail", DetailScreen.BINDINGS),
+                ("Statistics (from the detail)", StatisticsScreen.BINDINGS),
                 ("Leaderboard", LeaderboardScreen.BINDINGS),
                 ("Quit dialog", ConfirmQuitScreen.BINDINGS),
                 ("This help", HelpScreen.BINDINGS),

@@ -83,3 +83,15 @@ def relative(ratio: float | None) -> str:
         return f"{ratio:.1f}×"
     change = (ratio - 1) * 100
     return "±0%" if round(change) == 0 else f"{change:+.0f}%"
+
+
+def figure(value: float | None) -> str:
+    """A statistic in a table of many: three significant figures, whole numbers from 100 up
+    (with thousands separated), so that every column stays five or six wide."""
+    if value is None or not math.isfinite(value):
+        return DASH
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"

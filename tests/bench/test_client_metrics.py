@@ -85,6 +85,8 @@ async def test_timings_of_a_plain_stream_with_a_role_only_first_chunk() -> None:
     assert (m.tokens_in, m.tokens_out, m.tokens_estimated, m.chunks) == (12, 5, False, 5)
     assert close(m.decode_tps, 4 / 0.32)
     assert close(m.e2e_tps, 5 / 0.57)
+    # No per-chunk counts: the second token came with the second chunk.
+    assert close(m.ttst_s, 0.33) and close(m.tpot_s, 0.32 / 4) and close(m.prefill_tps, 12 / 0.25)
     assert m.answer_text == "Hello world!" and m.reasoning_text == ""
     assert m.finish_reason == "stop" and m.tool_calls_json is None
     assert body["stream"] is True
@@ -214,6 +216,7 @@ async def test_continuous_usage_splits_multi_token_chunks_into_per_token_gaps() 
     assert m.itl_per_token and m.tokens_out == 8 and m.chunks == 6
     assert close(m.itl_p50_s, 0.075) and close(m.itl_max_s, 0.15)
     assert meter.tokens == 8
+    assert close(m.ttst_s, 0.30)  # the count reached 2 (3) with the second generated chunk
 
 
 HEAD_TOKENS = 9  # a tool-call head: markup, id and name, released by the parser at once
@@ -245,6 +248,7 @@ async def test_decode_leaves_out_the_tokens_a_multi_token_first_chunk_carried() 
     window_s = m.e2e_s - m.ttft_s
     assert m.decode_tps == (ANSWER_TOKENS - HEAD_TOKENS) / window_s
     assert close(m.decode_tps, 20.0)  # the scripted one token per 0.05 s
+    assert m.ttst_s == m.ttft_s  # the head brought the second token with the first
 
 
 async def test_decode_assumes_one_token_in_the_first_chunk_without_per_chunk_usage() -> None:

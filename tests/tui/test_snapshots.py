@@ -84,6 +84,21 @@ def test_detail(snap_compare, size: tuple[int, int]) -> None:
 
 
 @sizes
+def test_statistics(snap_compare, size: tuple[int, int]) -> None:
+    """GPU 4's every statistic per level, the run complete: at 80×24 without p90."""
+    app, source = sample_app(complete=True)
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot, source)
+        app.open_detail("dense_qwopus")
+        await settle(pilot, source)
+        await pilot.press("s")
+        await settle(pilot, source)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@sizes
 def test_leaderboard(snap_compare, size: tuple[int, int]) -> None:
     """The complete run: quality with CIs, speed against each class, scaling, Pareto, routes."""
     app, source = sample_app(complete=True)

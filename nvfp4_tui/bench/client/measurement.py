@@ -13,6 +13,7 @@ server claimed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -32,11 +33,13 @@ class Measurement:
     setup_s: float | None = None
     ttft_s: float | None = None
     ttfa_s: float | None = None
+    ttst_s: float | None = None
     e2e_s: float | None = None
     itl_p50_s: float | None = None
     itl_p95_s: float | None = None
     itl_p99_s: float | None = None
     itl_max_s: float | None = None
+    tpot_s: float | None = None
     itl_per_token: bool = False
     chunks: int = 0
     first_chunk_tokens: int | None = None
@@ -46,6 +49,7 @@ class Measurement:
     tokens_estimated: bool = False
     decode_tps: float | None = None
     e2e_tps: float | None = None
+    prefill_tps: float | None = None
     finish_reason: str | None = None
     answer_text: str = ""
     reasoning_text: str = ""
@@ -100,26 +104,31 @@ def measure(attempt: Attempt, queue_s: float) -> Measurement:
         k = first_chunk_tokens if first_chunk_tokens is not None and not estimated else 1
         if finished_tokens > k:
             decode_tps = (finished_tokens - k) / (e2e_s - ttft_s)
+    tokens_in = _count(usage.get("prompt_tokens"))
+    second_at = _second_token_at(times, counts)
     return Measurement(
         status=status,
         queue_s=queue_s,
         setup_s=attempt.setup_s,
         ttft_s=ttft_s,
         ttfa_s=stream.ttfa_at - sent_at if stream.ttfa_at is not None else None,
+        ttst_s=None if second_at is None else second_at - sent_at,
         e2e_s=e2e_s,
         itl_p50_s=percentile_of_sorted(samples, 50),
         itl_p95_s=percentile_of_sorted(samples, 95),
         itl_p99_s=percentile_of_sorted(samples, 99),
         itl_max_s=samples[-1] if samples else None,
+        tpot_s=_tpot(finished_tokens, ttft_s, e2e_s),
         itl_per_token=per_token,
         chunks=len(times),
         first_chunk_tokens=first_chunk_tokens,
-        tokens_in=_count(usage.get("prompt_tokens")),
+        tokens_in=tokens_in,
         tokens_out=tokens_out,
         reasoning_tokens=reasoning_tokens,
         tokens_estimated=estimated,
         decode_tps=decode_tps,
         e2e_tps=finished_tokens / e2e_s if finished_tokens is not None and e2e_s > 0 else None,
+        prefill_tps=tokens_in / ttft_s if tokens_in is not None and ttft_s else None,
         finish_reason=stream.finish_reason if isinstance(stream.finish_reason, str) else None,
         answer_text=_join_text(stream.answer),
         reasoning_text=_join_text(stream.reasoning),
@@ -168,6 +177,21 @@ def itl_samples(times: list[float], tokens: list[Any]) -> tuple[list[float], boo
 
 def _count(value: Any) -> int | None:
     return value if type(value) is int and 0 <= value <= INT64_MAX else None
+
+
+def _second_token_at(times: Sequence[float], counts: Sequence[int]) -> float | None:
+    """When the second generated token arrived: the first chunk whose running count (the
+    server's, per chunk) reaches 2, else, without counts, the second chunk."""
+    if counts:
+        return next((t for t, c in zip(times, counts, strict=False) if c >= 2), None)
+    return times[1] if len(times) > 1 else None
+
+
+def _tpot(tokens: int | None, ttft_s: float | None, e2e_s: float) -> float | None:
+    """vLLM's time per output token after the first: (e2e − TTFT) / (tokens − 1)."""
+    if tokens is None or tokens < 2 or ttft_s is None or e2e_s <= ttft_s:
+        return None
+    return (e2e_s - ttft_s) / (tokens - 1)
 
 
 def _rising_to(counts: list[Any], final: int | None) -> bool:

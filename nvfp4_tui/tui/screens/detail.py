@@ -32,6 +32,7 @@ from nvfp4_tui.tui.readouts import (
     phase_text,
 )
 from nvfp4_tui.tui.screens.base import StateScreen
+from nvfp4_tui.tui.screens.statistics import StatisticsScreen
 from nvfp4_tui.tui.server_view import TtftComparison, timeline, ttft_comparison
 from nvfp4_tui.tui.widgets.charts import Chart, ChartColors, Painter, plot_cells
 from nvfp4_tui.tui.widgets.fit_line import FitLine
@@ -112,7 +113,10 @@ class FittedSubtitleChart(UnfittedChart):
 
 class DetailScreen(StateScreen):
     CSS_PATH = "detail.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back", id="back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="back"),
+        Binding("s", "statistics", "Statistics", id="statistics"),
+    ]
 
     def __init__(self, endpoint_id: str) -> None:
         super().__init__(id=widget_id("detail", endpoint_id))
@@ -170,6 +174,9 @@ class DetailScreen(StateScreen):
 
     def action_back(self) -> None:
         self.dismiss()
+
+    def action_statistics(self) -> None:
+        self.app.push_screen(StatisticsScreen(self.endpoint_id))
 
     # ---- drawing
 
