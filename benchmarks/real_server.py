@@ -54,7 +54,7 @@ class Settings:
     requests: int = 10  # per prompt per level, over the english suite's 3 prompts
     max_tokens: int = 64
     beside_requests: int = 48  # per level and tool, beside vllm bench serve
-    beside_repeats: int = 2  # each repeat alternates which tool goes first
+    beside_repeats: int = 4  # each repeat alternates which tool goes first
 
 
 QUICK = Settings(requests=2, beside_requests=16, beside_repeats=1)
