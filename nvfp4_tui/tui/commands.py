@@ -1,4 +1,5 @@
-"""FleetCommands: every action of the app in the command palette, plus each endpoint's detail."""
+"""FleetCommands: every action of the app in the command palette, the keys of the screen it was
+opened on, and each endpoint's detail."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
+from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.screen import Screen
 
 from nvfp4_tui.core.figures.scores import SCORE_LABELS
 from nvfp4_tui.tui.bindings import app_binding, key_label
@@ -73,6 +76,18 @@ class FleetCommands(Provider):
                 "quit",
             ),
         ]
+        # The keys of the screen the palette was opened on: the fleet's views and sort, the
+        # detail's statistics (each says it is this screen's).
+        screen = self.screen
+        for binding in screen.BINDINGS:
+            if isinstance(binding, Binding) and binding.show and binding.id != "back":
+                commands.append(
+                    (
+                        binding.description,
+                        f"On this screen ({key_label(binding)})",
+                        partial(self._run_on, screen, binding.action),
+                    )
+                )
         for endpoint in app.state.endpoints.values():
             gpu = endpoint.info.gpu
             where = f"GPU {gpu}" if gpu is not None else endpoint.id
@@ -88,6 +103,10 @@ class FleetCommands(Provider):
     @staticmethod
     async def _run(app: FleetApp, action: str) -> None:
         await app.run_action(action)
+
+    @staticmethod
+    async def _run_on(screen: Screen, action: str) -> None:
+        await screen.run_action(action)
 
     async def discover(self) -> Hits:
         for name, help_text, callback in self._commands():

@@ -323,6 +323,12 @@ async def test_command_palette_offers_every_action_and_each_detail() -> None:
         assert hits["Fleet grid"] == "One pane per endpoint (g)"
         assert hits["Keys"] == "Every key binding (?)"
         assert sum(name.startswith("Detail: GPU") for name in names) == ENDPOINTS
+        # The fleet screen's own keys too, which README promises are all there.
+        assert hits["Grid/compact/table"] == "On this screen (c)"
+        assert hits["Sort table"] == "On this screen (s)"
+        view = app.screen.view
+        await run_command(pilot, "compact", "Grid/compact/table")
+        assert app.screen.view != view
         await run_command(pilot, "leaderboard", "Leaderboard")
         assert isinstance(app.screen, LeaderboardScreen)
 
