@@ -58,7 +58,6 @@ class Settings:
 
 
 QUICK = Settings(requests=2, beside_requests=16, beside_repeats=1)
-SERVER_CPU, CLIENT_CPU = 1, 0  # beside vllm bench serve, where the box has two
 
 
 def pair(
@@ -128,7 +127,10 @@ def measure(name: str, port: int, model: str, settings: Settings, work: Path) ->
                 ran = tool.run(profile, work / f"{name}-c{level}-out")
             exchanges = tap.exchanges(CHAT)
         rows = ran.snapshot.requests()
-        (found,) = differences(pair(rows, exchanges, ran.probes()))
+        found_levels = differences(pair(rows, exchanges, ran.probes()))
+        if len(found_levels) != 1:
+            raise RuntimeError(f"{name} c={level}: no row to pair with the wire:\n{ran.output}")
+        (found,) = found_levels
         wire = [e.ttft_s for e in exchanges if e.ttft_s is not None]
         if server is not None and server.server_ttft_ms is not None and wire:
             found["wire_minus_server_ttft_ms"] = round(fmean(wire) * MS - server.server_ttft_ms, 2)
@@ -138,7 +140,7 @@ def measure(name: str, port: int, model: str, settings: Settings, work: Path) ->
         codes.append(ran.returncode)
     return {
         "server": name,
-        "exit_code": max(codes),
+        "exit_code": next((code for code in codes if code), 0),  # a signal's is negative
         "rows": rows_seen,
         "errors": errors,
         "levels": levels,
@@ -159,12 +161,14 @@ def _started(settings: Settings, work: Path) -> dict[str, Any] | None:
         env={**servers.OFFLINE, "PATH": "/usr/bin:/bin"},
     )
     model = tiny_model.model_dir(work / "models", 64)
-    pinned = len(os.sched_getaffinity(0)) >= 2
+    # Beside vllm bench serve, vLLM gets one of the CPUs this process may use, the tools another.
+    allowed = sorted(os.sched_getaffinity(0))
+    cpus = (allowed[1], allowed[0]) if len(allowed) >= 2 else None
     running = [
         servers.start(
             servers.vllm_spec(vllm_python, model, tool_parser=True),
             work / "logs",
-            cpus={SERVER_CPU} if pinned else None,
+            cpus=None if cpus is None else {cpus[0]},
         ),
         servers.start(servers.transformers_spec(transformers_python, model), work / "logs"),
     ]
@@ -177,7 +181,10 @@ def _started(settings: Settings, work: Path) -> dict[str, Any] | None:
             result["ready_s"] = round(server.ready_s or 0.0, 1)
             results.append(result)
         running[1].stop()  # its idle threads off the box while the two tools run
-        beside = _beside(running[0].url, vllm_python, model, settings, work, pinned)
+        try:
+            beside = _beside(running[0].url, vllm_python, model, settings, work, cpus)
+        except RuntimeError as failed:  # the servers' figures above still stand
+            beside = {"error": str(failed)[-2000:]}
         return {"servers": results, "beside_bench_serve": beside}
     finally:
         for server in running:
@@ -185,13 +192,19 @@ def _started(settings: Settings, work: Path) -> dict[str, Any] | None:
 
 
 def _beside(
-    url: str, python: Path, model: Path, settings: Settings, work: Path, pinned: bool
+    url: str,
+    python: Path,
+    model: Path,
+    settings: Settings,
+    work: Path,
+    cpus: tuple[int, int] | None,
 ) -> dict[str, Any]:
-    """nvfp4-tui and `vllm bench serve`, each level run by each in turn, the order alternating."""
+    """nvfp4-tui and `vllm bench serve`, each level run by each in turn, the order alternating;
+    ``cpus``: the server's and the tools' CPU."""
     dataset = side_by_side.write_inputs(work, settings.max_tokens)
     held = os.sched_getaffinity(0)
-    if pinned:
-        os.sched_setaffinity(0, {CLIENT_CPU})  # both tools inherit it
+    if cpus is not None:
+        os.sched_setaffinity(0, {cpus[1]})  # both tools inherit it
     sides = []
     count, tokens = settings.beside_requests, settings.max_tokens
     try:
@@ -218,7 +231,7 @@ def _beside(
     finally:
         os.sched_setaffinity(0, held)
     return {
-        "pinned": {"server_cpu": SERVER_CPU, "client_cpu": CLIENT_CPU} if pinned else None,
+        "pinned": None if cpus is None else {"server_cpu": cpus[0], "client_cpu": cpus[1]},
         "prompts": side_by_side.PROMPTS,
         "levels": side_by_side.summary(sides),
     }
@@ -266,7 +279,9 @@ def report(numbers: dict[str, Any]) -> list[str]:
     ]
     tables = [harness.table("client − wire (ms)", headers, rows)]
     beside = numbers.get("beside_bench_serve")
-    if beside:
+    if beside and "error" in beside:
+        tables.append(f"beside vllm bench serve: not measured: {beside['error']}")
+    elif beside:
         tables.append(_beside_table(beside))
     return tables
 
@@ -341,7 +356,7 @@ def targets(numbers: dict[str, Any]) -> list[Target]:
                 )
             )
     beside = numbers.get("beside_bench_serve")
-    if beside:
+    if beside and "levels" in beside:
         found += _beside_targets(beside["levels"])
     return found
 

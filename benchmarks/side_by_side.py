@@ -170,7 +170,12 @@ def ours(url: str, level: int, requests: int, max_tokens: int, work: Path, key: 
         ran = tool.run(profile, work / f"ours-{key}")
     rows = ran.snapshot.requests()
     ok = rows.filter(pl.col("status") != "error")  # "incomplete": cut at max_tokens, as asked
-    span_s = ok.select((pl.col("t") + pl.col("e2e_s")).max() - pl.col("t").min()).item()
+    if ran.returncode != 0 or ok.is_empty():
+        raise RuntimeError(f"nvfp4-tui run failed ({ran.returncode}):\n{ran.output[-2000:]}")
+    # ``t`` is when the runner handed the request over; its E2E starts after the slot and the
+    # connection, which end it later by queue_s + setup_s.
+    ended = pl.col("t") + pl.col("queue_s") + pl.col("setup_s").fill_null(0.0) + pl.col("e2e_s")
+    span_s = ok.select(ended.max() - pl.col("t").min()).item()
     ttft_s = ok["ttft_s"].drop_nulls().to_list()
     return Side(
         tool="nvfp4-tui",

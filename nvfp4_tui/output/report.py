@@ -301,8 +301,10 @@ def metric_stats_json(fold: MetricStatsFold) -> list[dict]:
             rows.append(
                 {
                     "kind": "metric_stats",
-                    "endpoint_id": endpoint_id,
+                    "endpoint": endpoint_id,
                     "load": load.label,
+                    "concurrency": int(load.value) if load.kind == "concurrency" else 0,
+                    "rate_rps": load.value if load.kind == "rate" else None,
                     "metric": summary.metric.column,
                     "label": summary.metric.label,
                     "unit": summary.metric.unit,

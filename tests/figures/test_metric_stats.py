@@ -57,8 +57,8 @@ def test_the_live_fold_and_the_reports_agree() -> None:
     rows = _rows(3, 400)
     live = metric_stats_json(_live(rows))
     report = metric_stats_json(metric_stats_of(events_to_frame("requests", rows), []))
-    assert [(r["endpoint_id"], r["load"], r["metric"], r["n"]) for r in live] == [
-        (r["endpoint_id"], r["load"], r["metric"], r["n"]) for r in report
+    assert [(r["endpoint"], r["load"], r["metric"], r["n"]) for r in live] == [
+        (r["endpoint"], r["load"], r["metric"], r["n"]) for r in report
     ]
     for a, b in zip(live, report, strict=True):
         for name in ("mean", "std", "min", "max", "p50", "p90", "p95", "p99"):

@@ -20,6 +20,9 @@ DEMO_SUITES = ["english", "japanese", "math", "coding", "design", "tool_call"]
         (SEED_SUITES, DEMO_LABELS, DEMO_CLASSES, 80, "endpoints down"),
         (DEMO_SUITES, DEMO_LABELS, DEMO_CLASSES, 80, "means only"),
         (DEMO_SUITES, DEMO_LABELS[:2], DEMO_CLASSES[:2], 80, "suites down"),
+        # Five endpoints across: 11 + 5 × 14 = 81 columns, over the 77 there are.
+        (SEED_SUITES, DEMO_LABELS[:5], DEMO_CLASSES[:5], 80, "endpoints down"),
+        (SEED_SUITES, DEMO_LABELS[:4], DEMO_CLASSES[:4], 80, "suites down"),
     ],
 )
 def test_the_first_layout_that_fits(

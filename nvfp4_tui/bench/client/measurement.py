@@ -21,6 +21,7 @@ from typing import Any
 from nvfp4_tui.bench.client.errors import Failure
 from nvfp4_tui.bench.client.stream import INT64_MAX, Attempt, ToolCall
 from nvfp4_tui.core.events import SUSPECT_ERROR_KIND, ErrorKind, RequestStatus
+from nvfp4_tui.core.slo import tpot_s
 from nvfp4_tui.core.stats import percentile_of_sorted
 
 
@@ -118,7 +119,7 @@ def measure(attempt: Attempt, queue_s: float) -> Measurement:
         itl_p95_s=percentile_of_sorted(samples, 95),
         itl_p99_s=percentile_of_sorted(samples, 99),
         itl_max_s=samples[-1] if samples else None,
-        tpot_s=_tpot(finished_tokens, ttft_s, e2e_s),
+        tpot_s=tpot_s(ttft_s, e2e_s, finished_tokens),
         itl_per_token=per_token,
         chunks=len(times),
         first_chunk_tokens=first_chunk_tokens,
@@ -185,13 +186,6 @@ def _second_token_at(times: Sequence[float], counts: Sequence[int]) -> float | N
     if counts:
         return next((t for t, c in zip(times, counts, strict=False) if c >= 2), None)
     return times[1] if len(times) > 1 else None
-
-
-def _tpot(tokens: int | None, ttft_s: float | None, e2e_s: float) -> float | None:
-    """vLLM's time per output token after the first: (e2e − TTFT) / (tokens − 1)."""
-    if tokens is None or tokens < 2 or ttft_s is None or e2e_s <= ttft_s:
-        return None
-    return (e2e_s - ttft_s) / (tokens - 1)
 
 
 def _rising_to(counts: list[Any], final: int | None) -> bool:

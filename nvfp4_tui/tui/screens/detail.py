@@ -341,7 +341,7 @@ class DetailScreen(StateScreen):
         decode_history = list(endpoint.decode_history)
         recent = [r for r in endpoint.recent_requests if r.status != "error"]
         ttft_ms = [r.ttft_s * 1000 for r in recent if r.ttft_s is not None]
-        # 1 / decode tok/s is the request's TPOT: the mean of its inter-token latencies.
+        # 1 / decode tok/s: the mean gap between the tokens after the request's first chunk.
         itl_ms = [1000 / r.decode_tps for r in recent if r.decode_tps]
         history = list(endpoint.gpu.history) if endpoint.gpu else []
         latest = endpoint.gpu.latest if endpoint.gpu else None

@@ -121,10 +121,7 @@ def quality_layout(
     class_w = max((len(c) for c in (*classes, "class")), default=0)
     suites_down = width(
         max((len(suite) for suite in (*suites, "suite")), default=0),
-        *(
-            max(len(label), len(c), QUALITY_CELL_W)
-            for label, c in zip(labels, classes, strict=True)
-        ),
+        *(max(len(label), len(c), cell_w) for label, c in zip(labels, classes, strict=True)),
     )
     if suites_down <= room:
         return "suites down"
