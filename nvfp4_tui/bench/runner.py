@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -44,6 +46,7 @@ from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.config.suites import Prompt, Suite
 from nvfp4_tui.core.events import (
+    ClientHealth,
     EndpointConfig,
     EndpointStatus,
     Event,
@@ -63,6 +66,7 @@ from nvfp4_tui.scoring.heuristic import score_answer
 
 Emit = Callable[[Event], None]
 PROGRESS_INTERVAL_S = 0.25
+HEALTH_INTERVAL_S = 1.0  # ClientHealth: each window's lag and CPU, once a second
 RETRY_WAIT_CAP_S = 30.0  # the longest Retry-After honoured; a longer one is cut to this
 RETRY_BACKOFF_S = 0.5  # the first wait when the server gave no Retry-After; doubles per attempt
 WARMUP_MAX_TOKENS = 16
@@ -148,6 +152,7 @@ class Runner:
         self._paused = False
         self._backlog = VerifyBacklog(judge_config(profile))
         self._loop_lag = LoopLagMonitor()
+        self._clients: weakref.WeakSet[EndpointClient] = weakref.WeakSet()
 
     @property
     def paused(self) -> bool:
@@ -214,6 +219,7 @@ class Runner:
         its caller: a worker process runs a shard of a run, not a run)."""
         async with self._backlog:
             lag_probe = asyncio.create_task(self._loop_lag.run())
+            health = asyncio.create_task(self._report_health())
             tasks = [asyncio.create_task(self._run_endpoint(e)) for e in self.profile.endpoints]
             try:
                 await asyncio.gather(*tasks)
@@ -224,6 +230,31 @@ class Runner:
                 raise
             finally:
                 lag_probe.cancel()
+                health.cancel()
+
+    async def _report_health(self) -> None:
+        """This process's ClientHealth every HEALTH_INTERVAL_S until cancelled: its CPU (every
+        thread's), its loop's lag and wait for a CPU, and its clients' queues."""
+        pid = os.getpid()
+        cpu_at, wall_at = time.process_time(), time.perf_counter()
+        while True:
+            with self._loop_lag.window() as lag:
+                await asyncio.sleep(HEALTH_INTERVAL_S)
+            cpu_now, wall_now = time.process_time(), time.perf_counter()
+            elapsed = wall_now - wall_at
+            self.emit(
+                ClientHealth(
+                    t=time.time(),
+                    pid=pid,
+                    cpu_pct=100.0 * (cpu_now - cpu_at) / elapsed if elapsed > 0 else None,
+                    loop_lag_p99_s=lag.p99_s,
+                    loop_lag_max_s=lag.max_s,
+                    cpu_wait_s=lag.cpu_wait_s,
+                    queued=sum(client.waiting for client in self._clients),
+                    in_flight=sum(client.sending for client in self._clients),
+                )
+            )
+            cpu_at, wall_at = cpu_now, wall_now
 
     def _timeouts(self) -> Timeouts:
         return Timeouts(total_s=self.profile.run.timeout_s)
@@ -232,7 +263,7 @@ class Runner:
         self, endpoint: Endpoint, concurrency: int, timeouts: Timeouts | None = None
     ) -> EndpointClient:
         key = api_key(endpoint.api_key_env)
-        return EndpointClient(
+        client = EndpointClient(
             endpoint.url,
             endpoint.model,
             concurrency=concurrency,
@@ -241,6 +272,8 @@ class Runner:
             verify_tls=self.verify_tls and endpoint.verify_tls,
             limits=self.profile.run.limits,
         )
+        self._clients.add(client)  # for its queue in ClientHealth, while it lives
+        return client
 
     async def _run_endpoint(self, endpoint: Endpoint) -> None:
         status = EndpointStatus

@@ -279,6 +279,22 @@ class TokenProgress:
 
 
 @dataclass(frozen=True, slots=True)
+class ClientHealth:
+    """The load generator's own state, once a second from each process that sends requests
+    (not persisted): whether the tool, rather than the server, is what limits the run. Real
+    seconds, whatever the simulator's time scale: they are the client's, not the model's."""
+
+    t: float
+    pid: int  # the sending process (a --workers run has one per shard)
+    cpu_pct: float | None  # the process's CPU time over the window, in % of one core
+    loop_lag_p99_s: float | None  # how late its event loop ran what was ready, p99 and max
+    loop_lag_max_s: float | None
+    cpu_wait_s: float | None  # seconds its loop's thread waited for a CPU (Linux), in the window
+    queued: int  # requests waiting for a connection slot of their endpoint's client
+    in_flight: int  # requests sent and not yet answered
+
+
+@dataclass(frozen=True, slots=True)
 class GpuSample:
     t: float
     gpu: int
@@ -384,6 +400,7 @@ Event = (
     | RequestFinished
     | ProbeFinished
     | TokenProgress
+    | ClientHealth
     | GpuSample
     | ServerSample
     | EndpointStatus
@@ -399,6 +416,7 @@ EVENT_TYPES: dict[str, type] = {
         RequestFinished,
         ProbeFinished,
         TokenProgress,
+        ClientHealth,
         GpuSample,
         ServerSample,
         EndpointStatus,

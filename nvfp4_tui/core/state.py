@@ -8,9 +8,9 @@ need the time take ``now`` (the live clock, or the replay position). History liv
 ring buffers, so memory stays flat over a long run (``slo``'s per-phase token spans grow with a
 phase's requests, until it ends).
 
-Durable versus transient: ``TokenProgress`` is never persisted, so what it sets (requests in
-flight, the live token rate, live points of the decode history) is transient and is reset when a
-phase, an endpoint or the run ends. Everything else depends only on the persisted events, and
+Durable versus transient: ``TokenProgress`` and ``ClientHealth`` are never persisted, so what
+they set (requests in flight, the live token rate, live points of the decode history, the load
+generator's own health) is transient and is reset when a phase, an endpoint or the run ends. Everything else depends only on the persisted events, and
 not on the order rows were recorded in, so a replay of a snapshot compares equal to the live run
 it recorded.
 """
@@ -28,6 +28,7 @@ from nvfp4_tui.core.endpoint_state import (
 )
 from nvfp4_tui.core.events import (
     BenchmarkSuite,
+    ClientHealth,
     EndpointConfig,
     EndpointInfo,
     EndpointStatus,
@@ -70,6 +71,7 @@ class FleetState:
         self.dropped = 0  # events naming an unknown endpoint, or arriving before RunStarted
         self.version = 0  # bumped by every event applied
         self.figures = LeaderboardFold()  # the run's leaderboard, every endpoint's rows
+        self.client_health: dict[int, ClientHealth] = {}  # the latest of each sending process
         self._handlers: dict[type, Callable[[Any], bool]] = {
             RunStarted: self._on_run_started,
             PhaseStarted: self._on_endpoint_event,
@@ -77,6 +79,7 @@ class FleetState:
             RequestFinished: self._on_endpoint_event,
             ProbeFinished: self._on_probe,
             TokenProgress: self._on_endpoint_event,
+            ClientHealth: self._on_client_health,
             GpuSample: self._on_gpu,
             ServerSample: self._on_endpoint_event,
             SamplesSkipped: self._on_samples_skipped,
@@ -92,6 +95,8 @@ class FleetState:
             self.dropped += 1
             return
         self.version += 1
+        if type(event) is ClientHealth:
+            return  # the client's clock, not the run's: a replay, which never has it, ends alike
         at = event.t
         if type(event) is RequestFinished:
             endpoint = self.endpoints.get(event.endpoint_id)
@@ -152,6 +157,12 @@ class FleetState:
         endpoint.step(event)
         return True
 
+    def _on_client_health(self, event: ClientHealth) -> bool:
+        if self.status not in (None, "running"):
+            return False  # the run is over: nothing is sent any more
+        self.client_health[event.pid] = event
+        return True
+
     def _on_probe(self, event: ProbeFinished) -> bool:
         # Kept out of every figure: a probe is known, not folded in (a failed one is also the
         # endpoint's first error row, which is).
@@ -176,6 +187,7 @@ class FleetState:
         self.finished_t = event.t
         self.status = event.status
         self.finish_message = event.message
+        self.client_health.clear()
         for endpoint in self.endpoints.values():
             endpoint.step(event)
             endpoint.version += 1

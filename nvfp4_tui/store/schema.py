@@ -3,7 +3,7 @@
 Three tables hold one event type per row, with one column per dataclass field: ``requests``
 (RequestFinished), ``gpu`` (GpuSample), ``server`` (ServerSample). The ``events`` table holds the
 remaining persisted events (RunStarted, PhaseStarted, PhaseFinished, ProbeFinished,
-EndpointStatus, RunFinished) as their JSON codec text, so a replay rebuilds them exactly. TokenProgress is never
+EndpointStatus, RunFinished) as their JSON codec text, so a replay rebuilds them exactly. TokenProgress and ClientHealth are never
 persisted. Every table starts with ``ts``, a UTC ``Datetime`` for other tools, and keeps the
 event's ``t`` (Unix seconds, Float64) beside it so events round-trip bit for bit.
 """
@@ -19,6 +19,7 @@ import polars as pl
 
 from nvfp4_tui.core import events
 from nvfp4_tui.core.events import (
+    ClientHealth,
     EndpointStatus,
     Event,
     GpuSample,
@@ -93,7 +94,7 @@ _TABLE_OF_TYPE.update({cls: EVENTS_TABLE for cls in JSON_EVENT_TYPES})
 
 def table_for(event: Event) -> str | None:
     """The table that persists ``event``, or None for events that are never persisted."""
-    if isinstance(event, TokenProgress):
+    if isinstance(event, (TokenProgress, ClientHealth)):
         return None
     try:
         return _TABLE_OF_TYPE[type(event)]

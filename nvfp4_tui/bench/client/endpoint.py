@@ -103,6 +103,8 @@ class EndpointClient:
         self._verify_tls = verify_tls
         self._limits = limits or ReplyLimits()
         self._slots = asyncio.Semaphore(concurrency)
+        self.waiting = 0  # requests waiting for a slot (the client's own queue)
+        self.sending = 0  # requests holding one
         self._session: aiohttp.ClientSession | None = None
         # Whether the server takes continuous_usage_stats; learnt from this client's first answers.
         self._usage_options: Literal["untested", "accepted", "rejected"] = "untested"
@@ -140,8 +142,14 @@ class EndpointClient:
         """
         session = self._open_session()
         asked_at = perf_counter()
-        async with self._slots:
-            queue_s = perf_counter() - asked_at
+        self.waiting += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self.waiting -= 1
+        queue_s = perf_counter() - asked_at
+        self.sending += 1
+        try:
             if self._usage_options == "rejected":
                 attempt = await self._attempt(session, request, FINAL_USAGE, progress)
             else:
@@ -156,6 +164,9 @@ class EndpointClient:
                         self._usage_options = "rejected"
                 elif attempt.http_status is not None and attempt.http_status < 300:
                     self._usage_options = "accepted"
+        finally:
+            self.sending -= 1
+            self._slots.release()
         failure = attempt.failure
         if failure is not None:
             failure.message = outside_line(failure.message)

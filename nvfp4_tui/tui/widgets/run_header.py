@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widget import Widget
 
+from nvfp4_tui.core.client_health import ClientReadout, client_readout
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.core.timing_doubt import MODELLED_TIME
@@ -42,6 +43,7 @@ class RunReadout:
     time_scale: float = 1.0  # a simulator run faster than real time, figures in modelled time
     # Its worst phase's timing doubt (modelled seconds): a scaled client that could not keep up.
     behind_s: float | None = None
+    client: ClientReadout | None = None  # the load generator's own health, while it sends
 
 
 def _coarse(eta_s: float) -> int:
@@ -115,6 +117,26 @@ def run_readout(
         ),
         replay=replay,
         quiet_s=follow.quiet_s if follow is not None and mode == "stale" else 0,
+        client=_rounded(client_readout(state.client_health, now)),
+    )
+
+
+def _rounded(client: ClientReadout | None) -> ClientReadout | None:
+    """As shown (whole %, whole ms, tenths of a second), so the header repaints when it changes."""
+    if client is None:
+        return None
+
+    def to(value: float | None, digits: int) -> float | None:
+        return None if value is None else round(value, digits)
+
+    return ClientReadout(
+        workers=client.workers,
+        silent=client.silent,
+        cpu_pct=to(client.cpu_pct, 0),
+        loop_lag_p99_s=to(client.loop_lag_p99_s, 3),
+        cpu_wait_s=to(client.cpu_wait_s, 1),
+        queued=client.queued,
+        in_flight=client.in_flight,
     )
 
 
@@ -149,6 +171,7 @@ class SummaryLine:
     requests: tuple[int, int | None] | None
     elapsed_s: float | None
     eta_s: float | None
+    client: ClientReadout | None = None
 
 
 def summary_line(r: RunReadout) -> SummaryLine:
@@ -163,7 +186,23 @@ def summary_line(r: RunReadout) -> SummaryLine:
         requests=(r.requests_done, r.requests_total) if replay else None,
         elapsed_s=None if replay else r.elapsed_s,
         eta_s=None if replay else r.eta_s,
+        client=r.client,
     )
+
+
+def client_text(client: ClientReadout) -> tuple[str, str]:
+    """The load generator's health and its style: muted while it keeps up, a warning when it
+    may be what limits the run."""
+    parts = [f"client CPU {units.pct(client.cpu_pct)}"]
+    if client.loop_lag_p99_s is not None:
+        parts.append(f"lag p99 {client.loop_lag_p99_s * 1000:.0f} ms")
+    if client.cpu_wait_s is not None and client.cpu_wait_s > 0:
+        parts.append(f"waited {client.cpu_wait_s:.1f} s for a CPU")
+    parts.append(f"{client.queued} queued")
+    if client.workers > 1 or client.silent:
+        parts.append(f"{client.workers - client.silent}/{client.workers} workers reporting")
+    text = " · ".join(parts)
+    return (f"⚠ {text}", "bold $warning") if client.limiting else (text, "$text-muted")
 
 
 class HeaderLine(Widget, Generic[T]):
@@ -217,7 +256,7 @@ class RunSummary(HeaderLine[SummaryLine]):
             if r.behind_s is not None
             else ""
         )
-        full = Content.assemble(
+        head = Content.assemble(
             (r.run_name, "bold"),
             scaled,
             behind,
@@ -227,8 +266,18 @@ class RunSummary(HeaderLine[SummaryLine]):
             "   ",
             (errors, errors_style),
         )
-        if full.cell_length <= self.size.width:
-            return full
+        busy = r.client is not None and r.client.limiting
+        # The client's health where it fits; a warning of it never gives way to the rest.
+        wordings = (
+            [head] if r.client is None else [Content.assemble(head, "   ", client_text(r.client))]
+        )
+        if busy:
+            wordings.append(Content.assemble(head, ("   ⚠ client busy", "bold $warning")))
+        elif r.client is not None:
+            wordings.append(head)
+        for wording in wordings:
+            if wording.cell_length <= self.size.width:
+                return wording
         return Content.assemble(
             (r.run_name, "bold"),
             (f" ×{r.time_scale:g}", "bold $warning") if r.time_scale != 1.0 else "",
@@ -239,6 +288,7 @@ class RunSummary(HeaderLine[SummaryLine]):
             *compact,
             "  ",
             (f"{r.errors} err", errors_style),
+            ("  ⚠ client busy", "bold $warning") if r.client and r.client.limiting else "",
         )
 
 
