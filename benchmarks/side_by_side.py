@@ -21,7 +21,7 @@ import random
 import resource
 import subprocess
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import fmean
 from typing import Any
@@ -259,7 +259,7 @@ def summary(sides: list[Side]) -> list[dict[str, Any]]:
                 {
                     "tool": name,
                     "concurrency": level,
-                    "runs": [s.__dict__ | {"gap_ms": s.gap_ms} for s in runs],
+                    "runs": [asdict(s) | {"gap_ms": s.gap_ms} for s in runs],
                     "gap_ms_mean": fmean(gaps) if gaps else None,
                     "throughput_tps_mean": fmean(rates) if rates else None,
                     "cpu_s_mean": fmean(s.cpu_s for s in runs) if runs else None,

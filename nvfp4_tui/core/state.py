@@ -10,9 +10,9 @@ phase's requests, until it ends).
 
 Durable versus transient: ``TokenProgress`` and ``ClientHealth`` are never persisted, so what
 they set (requests in flight, the live token rate, live points of the decode history, the load
-generator's own health) is transient and is reset when a phase, an endpoint or the run ends. Everything else depends only on the persisted events, and
-not on the order rows were recorded in, so a replay of a snapshot compares equal to the live run
-it recorded.
+generator's own health) is transient and is reset when a phase, an endpoint or the run ends.
+Everything else depends only on the persisted events, and not on the order rows were recorded
+in, so a replay of a snapshot compares equal to the live run it recorded.
 """
 
 from __future__ import annotations

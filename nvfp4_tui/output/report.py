@@ -761,8 +761,7 @@ def render_snapshot(
         rows += load_json_rows(snapshot.report_events())
         rows += [row.json() for row in error_rows(snapshot.requests(), board.endpoints)]
         rows += [row.json() for row in snapshot_server_view(snapshot)]
-        requests = snapshot.requests()
-        rows += metric_stats_json(metric_stats_of(requests, snapshot.report_events()))
+        rows += metric_stats_json(metric_stats_of(snapshot.requests(), snapshot.report_events()))
         return json.dumps(rows, indent=1)
     markdown = fmt == "markdown"
     parts = [] if not snapshot.warnings else [read_in_part_note(snapshot)]

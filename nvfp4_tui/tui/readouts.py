@@ -52,6 +52,11 @@ def class_name(model_class: str) -> str:
     return CLASS_NAMES.get(model_class, model_class)
 
 
+def gpu_tag(info: EndpointInfo) -> str:
+    """``GPU 3``, or ``GPU ?`` for an endpoint that names no GPU index."""
+    return f"GPU {info.gpu}" if info.gpu is not None else "GPU ?"
+
+
 def class_badge(info: EndpointInfo) -> str:
     """``MoE 3B/256E`` or ``Dense 27B``: the class with active parameters and experts."""
     parts = [class_name(info.model_class)]

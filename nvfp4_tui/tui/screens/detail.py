@@ -28,6 +28,7 @@ from nvfp4_tui.tui.palette import cell_styles
 from nvfp4_tui.tui.readouts import (
     class_badge,
     decode_bins,
+    gpu_tag,
     histogram,
     phase_text,
 )
@@ -200,7 +201,7 @@ class DetailScreen(StateScreen):
         """Who and what, then the counts; where that does not fit, the model id goes first (the
         label names it), then the counts' words, then the class badge."""
         info = endpoint.info
-        gpu = f"GPU {info.gpu}" if info.gpu is not None else "GPU ?"
+        gpu = gpu_tag(info)
         in_flight = units.DASH if endpoint.in_flight is None else str(endpoint.in_flight)
         target = endpoint.target_concurrency
         flight = f"{in_flight}/{units.DASH if target is None else target}"

@@ -17,6 +17,7 @@ from nvfp4_tui.core.plain_text import widget_id
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import cell_styles
+from nvfp4_tui.tui.readouts import gpu_tag
 from nvfp4_tui.tui.screens.base import StateScreen
 from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
@@ -74,7 +75,7 @@ class StatisticsScreen(StateScreen):
             return
         self._key = key
         info = endpoint.info
-        gpu = f"GPU {info.gpu}" if info.gpu is not None else "GPU ?"
+        gpu = gpu_tag(info)
         self.query_one("#stats-head", FitLine).show(
             Content.assemble(
                 ("Statistics", "bold"),

@@ -29,7 +29,7 @@ from nvfp4_tui.core.figures.pane import (
 from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, SCORE_LABELS
 from nvfp4_tui.core.plain_text import one_line, widget_id
 from nvfp4_tui.tui import units
-from nvfp4_tui.tui.readouts import class_badge, decode_bins
+from nvfp4_tui.tui.readouts import class_badge, decode_bins, gpu_tag
 from nvfp4_tui.tui.text_fit import fit_words
 from nvfp4_tui.tui.widgets.big_number import BigNumber
 from nvfp4_tui.tui.widgets.fit_line import FitLine
@@ -348,7 +348,7 @@ class GpuPane(Vertical, can_focus=True):
         super().__init__(id=widget_id("pane", endpoint.id))
         self.endpoint_id = endpoint.id
         info = endpoint.info
-        self._gpu_tag = f"GPU {info.gpu}" if info.gpu is not None else "GPU ?"
+        self._gpu_tag = gpu_tag(info)
         self._label = info.label
         self._title_for(len(self._gpu_tag) + 3 + len(self._label) + TITLE_FRAME_W)  # all of it
         self._badge = class_badge(info)

@@ -3,7 +3,7 @@ the phase each endpoint is in; for a replay, its timeline; for a followed run, i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from textual.app import ComposeResult
@@ -129,14 +129,11 @@ def _rounded(client: ClientReadout | None) -> ClientReadout | None:
     def to(value: float | None, digits: int) -> float | None:
         return None if value is None else round(value, digits)
 
-    return ClientReadout(
-        workers=client.workers,
-        silent=client.silent,
+    return replace(
+        client,
         cpu_pct=to(client.cpu_pct, 0),
         loop_lag_p99_s=to(client.loop_lag_p99_s, 3),
         cpu_wait_s=to(client.cpu_wait_s, 1),
-        queued=client.queued,
-        in_flight=client.in_flight,
     )
 
 
@@ -268,13 +265,10 @@ class RunSummary(HeaderLine[SummaryLine]):
         )
         busy = r.client is not None and r.client.limiting
         # The client's health where it fits; a warning of it never gives way to the rest.
-        wordings = (
-            [head] if r.client is None else [Content.assemble(head, "   ", client_text(r.client))]
-        )
-        if busy:
-            wordings.append(Content.assemble(head, ("   ⚠ client busy", "bold $warning")))
-        elif r.client is not None:
-            wordings.append(head)
+        wordings = [head]
+        if r.client is not None:
+            short = Content.assemble(head, ("   ⚠ client busy", "bold $warning")) if busy else head
+            wordings = [Content.assemble(head, "   ", client_text(r.client)), short]
         for wording in wordings:
             if wording.cell_length <= self.size.width:
                 return wording
@@ -288,7 +282,7 @@ class RunSummary(HeaderLine[SummaryLine]):
             *compact,
             "  ",
             (f"{r.errors} err", errors_style),
-            ("  ⚠ client busy", "bold $warning") if r.client and r.client.limiting else "",
+            ("  ⚠ client busy", "bold $warning") if busy else "",
         )
 
 
