@@ -14,8 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from nvfp4_tui.core.events import GpuSample
+from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.telemetry.exposition import samples
-from nvfp4_tui.telemetry.prometheus import MAX_METRICS_BYTES
+from nvfp4_tui.telemetry.prometheus import MAX_METRICS_BYTES, STATUS_MESSAGE_CHARS
 from nvfp4_tui.telemetry.reply_deadline import REPLY_DEADLINE_S, read_within
 
 
@@ -127,7 +128,9 @@ class DcgmSource:
         try:
             return dcgm_samples(text, t, self._gpus, self._host)
         except ValueError as exc:
-            raise DcgmUnavailable(f"DCGM exporter {self.url}: {exc}") from None
+            # The exporter's own line, quoted: scrubbed here, as `gpus` prints it as it is.
+            reason = outside_line(str(exc), STATUS_MESSAGE_CHARS)
+            raise DcgmUnavailable(f"DCGM exporter {self.url}: {reason}") from None
 
     def fetch(self) -> str:
         """The exporter's body; raises DcgmUnavailable with a one-line reason."""

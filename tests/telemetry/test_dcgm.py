@@ -52,6 +52,19 @@ def test_source_reads_an_exporter_over_http() -> None:
             DcgmSource(f"{base}/html").sample(3.0)
 
 
+def test_a_bad_exporter_line_is_quoted_scrubbed_and_cut() -> None:
+    hostile = "\x1b]0;owned\x07DCGM_FI_DEV_GPU_UTIL{gpu=0} " + "x" * 500
+    with (
+        http_server({"/metrics": lambda: (200, hostile + "\n")}) as base,
+        pytest.raises(DcgmUnavailable) as caught,
+    ):
+        DcgmSource(f"{base}/metrics").sample(0.0)
+    message = str(caught.value)
+    assert "not Prometheus text" in message and "DCGM_FI_DEV_GPU_UTIL" in message
+    assert "\x1b" not in message and "\x07" not in message
+    assert len(message) < len(base) + 300
+
+
 def test_unreachable_exporter_is_one_line() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
