@@ -51,8 +51,11 @@ def write_profile(
     model: str = "tiny",
     temperature: float | None = None,
     extra_body: dict[str, bool | int | float | str] | None = None,
+    outage_give_up_s: float | None = None,
 ) -> Path:
     run_lines = "" if temperature is None else f"temperature = {temperature!r}\n"
+    if outage_give_up_s is not None:
+        run_lines += f"outage_give_up_s = {outage_give_up_s!r}\n"
     endpoint_lines = ""
     if extra_body:
         pairs = ", ".join(f"{key} = {json.dumps(value)}" for key, value in extra_body.items())
