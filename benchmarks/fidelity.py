@@ -29,7 +29,7 @@ import harness
 from harness import Target, fmt, median
 
 from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Timeouts
-from nvfp4_tui.cli import DEMO_PROFILE
+from nvfp4_tui.config import DEMO_PROFILE
 from nvfp4_tui.config.profile import Endpoint, Profile, load_profile, with_urls
 from nvfp4_tui.core.stats import percentile
 from nvfp4_tui.sim.process import SimProcess

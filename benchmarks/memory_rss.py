@@ -25,7 +25,7 @@ import harness
 from harness import Target, fmt
 
 from nvfp4_tui.bench.session import Session
-from nvfp4_tui.cli import DEMO_PROFILE
+from nvfp4_tui.config import DEMO_PROFILE
 from nvfp4_tui.config.plan import plan_run
 from nvfp4_tui.config.profile import load_profile, with_overrides
 from nvfp4_tui.core.events import Event, RequestFinished

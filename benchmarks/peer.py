@@ -21,7 +21,7 @@ from typing import Any
 import harness
 from harness import Target
 
-from nvfp4_tui.cli import DEMO_PROFILE
+from nvfp4_tui.config import DEMO_PROFILE
 from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.sim.process import SimProcess
 from nvfp4_tui.sim.schedule import decode_tps_at, expected_ttft_s

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 import harness
 from harness import Target, fmt
 
-from nvfp4_tui.cli import DEMO_PROFILE
-from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config import BUILTIN_SUITES, DEMO_PROFILE
 from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.config.suites import Prompt, Suite, load_suites
 from nvfp4_tui.scoring.sandbox import sandbox_kind
