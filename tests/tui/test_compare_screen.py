@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui.compare_app import CompareApp
 from nvfp4_tui.tui.palette import cell_styles
-from nvfp4_tui.tui.screens.compare import change_text, verdict
+from nvfp4_tui.tui.screens.compare import change_text, shown_names, verdict
 from tests.support.factories import write_snapshot
 
 from ..replay.builders import legacy_file
@@ -127,14 +128,47 @@ async def test_legacy_imports_compare_on_e2e_speed_errors_and_vram(tmp_path: Pat
         headings = [str(column.label) for column in changes.columns.values()]
         assert headings[4:] == ["quality (heuristic)", "e2e tok/s", "errors"]
         first_row = [cell.plain for cell in changes.get_row_at(0)]
-        assert first_row[2] == "seed c=1: 2 in flight"
+        assert first_row[2] == "c=1⁺"  # what was in flight is said under the tables
         levels = app.screen.query_one("#levels", DataTable)
         vram = app.screen.query_one("#vram", DataTable)
         assert levels.row_count == 4 and levels.display
         assert vram.row_count == 3 and vram.display
-        assert vram.get_row_at(0)[2].plain == "92,862 → 92,862"
+        # Below 160 columns the last sample only: what the loaded model holds.
+        assert [cell.plain for cell in vram.get_row_at(0)[2:]] == ["92,866 → 92,866"]
         notes = str(app.screen.query_one("#compare-notes", Static).render())
+        assert "c=1⁺: seed c=1: 2 in flight" in notes
         assert "has no decode tok/s" in notes and "left out, TTFT p50 s" in notes
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        assert [cell.plain for cell in vram.get_row_at(0)[2:]] == [
+            "92,862 → 92,862",
+            "92,866 → 92,866",
+        ]
+
+
+async def test_a_renamed_pair_shows_bs_name_cut_to_the_screen(tmp_path: Path) -> None:
+    legacy_file(tmp_path / "a.json", seed=5)
+    body = legacy_file(tmp_path / "b.json", seed=6)
+    long = " 35B Instruct (NVFP4, official weights)"
+    for model in body["metadata"]["models"].values():
+        model["name"] += long
+    (tmp_path / "b.json").write_text(json.dumps(body), encoding="utf-8")
+    a = import_legacy(tmp_path / "a.json", tmp_path / "a")
+    b = import_legacy(tmp_path / "b.json", tmp_path / "b")
+    comparison = compare_snapshots(open_snapshot(a), open_snapshot(b))
+    assert shown_names(comparison, 20) == {
+        f"Alpha MoE → Alpha MoE{long}": "Alpha MoE 35B…†",
+        f"Beta Dense → Beta Dense{long}": "Beta Dense 35B…†",
+    }
+    app = CompareApp(comparison)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        changes = app.screen.query_one("#changes", DataTable)
+        assert changes.get_row_at(0)[0].plain == "Alpha MoE 35B…†"
+        assert "†: renamed in B" in str(changes.border_subtitle)
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        assert changes.get_row_at(0)[0].plain == "Alpha MoE 35B Instruct (NVFP4,…†"
 
 
 async def test_what_the_configuration_changed_is_said_before_the_table(

@@ -5,6 +5,7 @@ Update with ``pytest tests/tui --snapshot-update``, then look at the SVGs before
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from textual.pilot import Pilot
 
 from nvfp4_tui.output.compare import compare_snapshots
 from nvfp4_tui.sources.replay import ReplaySource
+from nvfp4_tui.store.legacy import import_legacy
 from nvfp4_tui.store.reader import open_snapshot
 from nvfp4_tui.tui.app import FleetApp
 from nvfp4_tui.tui.compare_app import CompareApp
@@ -21,6 +23,7 @@ from tests.support.fixed_source import FixedSource
 from tests.support.sample_app import sample_app, settle
 from tests.support.sample_events import RUN_ID, large_fleet, sample_events
 
+from ..replay.builders import legacy_file
 from .runs import compare_run, settle_replay
 from .test_compare_screen import SHIFT as COMPARE_SHIFT
 
@@ -134,6 +137,23 @@ def test_compare(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
     """Two runs compared: three significant changes, two better and one worse, n per cell."""
     a = write_snapshot(tmp_path, "run-a", compare_run("run-a", seed=1, shift={}))
     b = write_snapshot(tmp_path, "run-b", compare_run("run-b", seed=2, shift=COMPARE_SHIFT))
+    app = CompareApp(compare_snapshots(open_snapshot(a), open_snapshot(b)))
+    assert snap_compare(app, terminal_size=size)
+
+
+@sizes
+def test_compare_renamed_imports(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
+    """Two imports of the seed script's output, B's models renamed to long labels: B's names
+    cut at a word and marked †, the script's levels c=1⁺ and c=4⁺ with what was in flight
+    under the tables, VRAM's last sample only below 160 columns, and the table's rows in view
+    at 80×24 (the figures and the scrolling notes give way)."""
+    legacy_file(tmp_path / "a.json", seed=5)
+    body = legacy_file(tmp_path / "b.json", seed=6)
+    for model in body["metadata"]["models"].values():
+        model["name"] += " 35B Instruct (NVFP4, official weights)"
+    (tmp_path / "b.json").write_text(json.dumps(body), encoding="utf-8")
+    a = import_legacy(tmp_path / "a.json", tmp_path / "a")
+    b = import_legacy(tmp_path / "b.json", tmp_path / "b")
     app = CompareApp(compare_snapshots(open_snapshot(a), open_snapshot(b)))
     assert snap_compare(app, terminal_size=size)
 

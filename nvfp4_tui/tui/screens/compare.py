@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
@@ -35,9 +36,43 @@ from nvfp4_tui.core.figures.comparison import (
 )
 from nvfp4_tui.core.figures.scores import SCORE_LABELS
 from nvfp4_tui.core.plain_text import one_line
+from nvfp4_tui.core.slo import Load
+from nvfp4_tui.core.text_fit import fit_words
 from nvfp4_tui.tui import units
 from nvfp4_tui.tui.palette import CellStyles, cell_styles
 from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
+
+# A pair renamed from A to B is shown by B's label and this mark; the notes give A's.
+RENAMED_MARK = "†"
+# The endpoint columns take at most this share of the screen's width, so that the changes
+# beside them stay in view at 120 columns however long the names are.
+NAME_SHARE = 6
+MIN_NAME_W = 14
+# Narrower than this, the VRAM table shows the last sample of each run only (what the loaded
+# model holds), not the first beside it.
+VRAM_BOTH_W = 160
+# A legacy level that held other counts in flight than its name says: its load cell reads
+# ``c=4⁺`` and a note under the tables says what was in flight.
+IN_FLIGHT_MARK = "⁺"
+
+
+def load_cell(load: Load, load_label: str) -> str:
+    return load.label if load_label in ("", load.label) else load.label + IN_FLIGHT_MARK
+
+
+def shown_names(c: Comparison, width: int) -> dict[str, str]:
+    """Each pair's label (``Pairing.label``) as a row shows it in ``width`` cells: B's label,
+    marked when A's was another, cut at a word."""
+    names: dict[str, str] = {}
+    for p in c.pairings:
+        renamed = p.label_a != p.label_b
+        name = fit_words(one_line(p.label_b), width - renamed)
+        names[p.label] = name + RENAMED_MARK if renamed else name
+    return names
+
+
+def _name(names: dict[str, str], label: str, width: int) -> str:
+    return names.get(label) or fit_words(one_line(label), width)
 
 
 @dataclass(frozen=True)
@@ -114,6 +149,8 @@ class CompareScreen(Screen):
         super().__init__(id="compare")
         self.comparison = comparison
         self.significant_only = False
+        self._filled_w = 0  # the screen width the tables were last filled for
+        self._name_w = MIN_NAME_W
 
     def compose(self) -> ComposeResult:
         yield Static(id="compare-head")
@@ -124,7 +161,8 @@ class CompareScreen(Screen):
         with Horizontal(id="compare-figures"):
             yield DataTable(id="levels", cursor_type="none", zebra_stripes=True)
             yield DataTable(id="vram", cursor_type="none", zebra_stripes=True)
-        yield Static(id="compare-notes")
+        with VerticalScroll(id="compare-notes-box"):
+            yield Static(id="compare-notes")
         yield KeysFooter()
 
     def on_mount(self) -> None:
@@ -149,13 +187,27 @@ class CompareScreen(Screen):
         config.update(_configuration(c.configuration_changes))
         config.display = bool(c.configuration_changes)
         self.query_one("#compare-notes", Static).update(Content("\n").join(_notes(c)))
-        self._fill()
-        styles = cell_styles(self.app)
-        _fill_levels(self.query_one("#levels", DataTable), c.levels, styles)
-        _fill_vram(self.query_one("#vram", DataTable), c.vram)
         # A run without GPU samples (or levels) has no such figure: no empty box for it.
         self.query_one("#levels", DataTable).display = bool(c.levels)
         self.query_one("#vram", DataTable).display = bool(c.vram)
+        self._fill_all(self.app.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fill_all(event.size.width)
+
+    def _fill_all(self, width: int) -> None:
+        """Every table, its names cut to fit ``width`` columns."""
+        if width == self._filled_w:
+            return
+        self._filled_w = width
+        self._name_w = max(MIN_NAME_W, width // NAME_SHARE)
+        self._fill()
+        c, w = self.comparison, self._name_w
+        names = shown_names(c, w)
+        _fill_levels(
+            self.query_one("#levels", DataTable), c.levels, cell_styles(self.app), names, w
+        )
+        _fill_vram(self.query_one("#vram", DataTable), c.vram, names, w, first=width >= VRAM_BOTH_W)
 
     def action_toggle_significant(self) -> None:
         self.significant_only = not self.significant_only
@@ -179,12 +231,17 @@ class CompareScreen(Screen):
             for cell in c.cells
             if not self.significant_only or any(m.significant for m in cell.changes)
         ]
+        names = shown_names(c, self._name_w)
         for cell in cells:
-            table.add_row(*_row(cell, styles, errors=_any_failures(c)))
+            name = _name(names, cell.label, self._name_w)
+            table.add_row(*_row(cell, name, styles, errors=_any_failures(c)))
         shown = "significant changes only" if self.significant_only else "every cell in both runs"
         table.border_title = f"A → B per endpoint, suite and load · {shown}"
-        table.border_subtitle = f"{len(cells)} of {len(c.cells)} cells · s: " + (
-            "show all" if self.significant_only else "significant only"
+        renamed = any(p.label_a != p.label_b for p in c.pairings)
+        table.border_subtitle = (
+            (f"{RENAMED_MARK}: renamed in B (notes) · " if renamed else "")
+            + f"{len(cells)} of {len(c.cells)} cells · s: "
+            + ("show all" if self.significant_only else "significant only")
         )
 
 
@@ -240,6 +297,14 @@ def _notes(c: Comparison) -> list[Content]:
                 "$text-muted",
             )
         )
+    loads = [(x.load, x.load_label) for x in c.cells] + [(x.load, x.load_label) for x in c.levels]
+    held = {
+        load_cell(load, label): label
+        for load, label in loads
+        if load_cell(load, label) != load.label
+    }
+    for shown, held_label in held.items():
+        notes.append(Content.styled(f"{shown}: {one_line(held_label)}", "$text-muted"))
     for note in c.pairing_notes:
         notes.append(Content.styled(one_line(note), "$warning"))
     for reason in c.missing:
@@ -265,13 +330,12 @@ def _any_failures(c: Comparison) -> bool:
     )
 
 
-def _row(cell: CellComparison, styles: CellStyles, *, errors: bool) -> list[Text]:
+def _row(cell: CellComparison, name: str, styles: CellStyles, *, errors: bool) -> list[Text]:
     moved = any(m.significant for m in cell.changes)
-    label = one_line(cell.label)
     cells = [
-        Text(label, style="bold" if moved else ""),
+        Text(name, style="bold" if moved else ""),
         Text(cell.suite),
-        Text(cell.level, justify="right"),
+        Text(load_cell(cell.load, cell.load_label), justify="right"),
         Text(cell_n(cell), justify="right", style=styles.muted),
     ]
     for change in cell.changes:
@@ -290,7 +354,14 @@ def _throughput(tps: float | None, steady: bool | None) -> str:
     return (units.DASH if tps is None else f"{tps:.1f}") + mark
 
 
-def _fill_levels(table: DataTable, levels: tuple[LevelChange, ...], styles: CellStyles) -> None:
+def _fill_levels(
+    table: DataTable,
+    levels: tuple[LevelChange, ...],
+    styles: CellStyles,
+    names: dict[str, str],
+    name_w: int,
+) -> None:
+    table.clear(columns=True)
     table.add_column("endpoint", key="endpoint")
     table.add_column(Text("load", justify="right"), key="load")
     for label, key in (("A", "a"), ("B", "b"), ("change", "change")):
@@ -298,8 +369,8 @@ def _fill_levels(table: DataTable, levels: tuple[LevelChange, ...], styles: Cell
     for level in levels:
         change = level.relative
         table.add_row(
-            Text(one_line(level.label)),
-            Text(level.load_label, justify="right"),
+            Text(_name(names, level.label, name_w)),
+            Text(load_cell(level.load, level.load_label), justify="right"),
             Text(_throughput(level.throughput_a_tps, level.steady_a), justify="right"),
             Text(_throughput(level.throughput_b_tps, level.steady_b), justify="right"),
             Text(
@@ -312,17 +383,31 @@ def _fill_levels(table: DataTable, levels: tuple[LevelChange, ...], styles: Cell
     table.border_subtitle = f"{NOT_STEADY_MARK}: did not hold its concurrency"
 
 
-def _fill_vram(table: DataTable, vram: tuple[VramChange, ...]) -> None:
+def _fill_vram(
+    table: DataTable,
+    vram: tuple[VramChange, ...],
+    names: dict[str, str],
+    name_w: int,
+    *,
+    first: bool,
+) -> None:
+    """Each GPU's VRAM in A and B at the last sample of each run, and with ``first`` at the first
+    one beside it."""
+    table.clear(columns=True)
     table.add_column(Text("GPU A → B", justify="right"), key="gpu")
     table.add_column("endpoint", key="endpoint")
-    for label, key in (("before A → B", "before"), ("after A → B", "after")):
-        table.add_column(Text(label, justify="right"), key=key)
+    if first:
+        table.add_column(Text("first A → B", justify="right"), key="before")
+    table.add_column(Text("last A → B", justify="right"), key="after")
     for v in vram:
+        before = Text(f"{v.before_a_mib:,.0f} → {v.before_b_mib:,.0f}", justify="right")
         table.add_row(
             Text(v.gpus, justify="right"),
-            Text(one_line(v.label) or units.DASH),
-            Text(f"{v.before_a_mib:,.0f} → {v.before_b_mib:,.0f}", justify="right"),
+            Text(_name(names, v.label, name_w) if v.label else units.DASH),
+            *([before] if first else []),
             Text(f"{v.after_a_mib:,.0f} → {v.after_b_mib:,.0f}", justify="right"),
         )
     table.border_title = "VRAM used, MiB"
-    table.border_subtitle = "first and last sample of each run"
+    table.border_subtitle = (
+        "first and last sample of each run" if first else "last sample of each run"
+    )
