@@ -15,7 +15,7 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nvfp4_tui.bench.client import (
@@ -59,6 +59,7 @@ from nvfp4_tui.core.events import (
     RunOutcome,
     RunStarted,
     TokenProgress,
+    measured_fields,
 )
 from nvfp4_tui.core.outside_text import remember_secrets
 from nvfp4_tui.core.slo import LoadTracker
@@ -659,7 +660,7 @@ class Runner:
             request_index=request_index,
             score_heuristic=score[0] if score else None,
             score_heuristic_detail=score[1] if score else None,
-            **asdict(measurement),
+            **measured_fields(measurement),
         )
 
     async def _report_progress(self, endpoint_id: str, meter: TokenMeter, clock: ModelTime) -> None:

@@ -179,10 +179,13 @@ class PhaseFinished:
         return self.output_tokens / self.wall_s if self.wall_s > 0 else None
 
 
-@dataclass(frozen=True, slots=True)
-class RequestFinished:
-    """One finished request: exactly one row of the snapshot's ``requests`` table."""
+# The bases below hold no storage of their own (``__slots__ = ()``): each concrete class that
+# takes their fields (RequestFinished here, the client's Measurement) gets one slot per field.
+@dataclass(frozen=True)
+class RequestKey:
+    """Which request a row is: when it was sent, where, and its place in the plan."""
 
+    __slots__ = ()
     t: float  # wall clock when the request was sent
     endpoint_id: str
     suite: str
@@ -190,6 +193,14 @@ class RequestFinished:
     concurrency: int
     phase_index: int
     request_index: int
+
+
+@dataclass(frozen=True)
+class MeasuredFields:
+    """What the client measures of one request (DESIGN.md "Metric definitions"), defined once
+    for the client's Measurement and the RequestFinished row that carries it."""
+
+    __slots__ = ()
     status: RequestStatus
     queue_s: float
     # From handing the request to the HTTP client to its bytes reaching the socket: taking a
@@ -226,6 +237,15 @@ class RequestFinished:
     tool_calls_json: str | None = None
     error_kind: ErrorKind | None = None
     error_message: str | None = None
+    http_status: int | None = None  # the reply's HTTP status; None when no reply came
+    retry_after_s: float | None = None  # the server's Retry-After on a 429/503, in seconds
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFinished(MeasuredFields, RequestKey):
+    """One finished request: exactly one row of the snapshot's ``requests`` table. Its columns
+    are the key's, the measured fields, then what the run adds: scores, lateness, trimming."""
+
     score_heuristic: float | None = None
     score_heuristic_detail: str | None = None
     score_verified: float | None = None  # the suite's verifying scorer (nvfp4_tui.scoring.verify)
@@ -236,9 +256,12 @@ class RequestFinished:
     # True: in the phase's warm-up or cool-down window, left out of timing statistics; False:
     # inside the measured window; None: the phase has no such windows.
     trimmed: bool | None = None
-    http_status: int | None = None  # the reply's HTTP status; None when no reply came
-    retry_after_s: float | None = None  # the server's Retry-After on a 429/503, in seconds
     attempt: int = 0  # 0 for the first send; 1, 2... for each retry of a 429/503 (run.retries)
+
+
+def measured_fields(measured: MeasuredFields) -> dict[str, Any]:
+    """The measured fields of ``measured`` by name, to make a row of them (no deep copy)."""
+    return {f.name: getattr(measured, f.name) for f in fields(MeasuredFields)}
 
 
 @dataclass(frozen=True, slots=True)

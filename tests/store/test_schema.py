@@ -74,6 +74,8 @@ PINNED_REQUESTS_SCHEMA: list[tuple[str, pl.DataType]] = [
     ("tool_calls_json", pl.String()),
     ("error_kind", pl.String()),
     ("error_message", pl.String()),
+    ("http_status", pl.Int64()),
+    ("retry_after_s", pl.Float64()),
     ("score_heuristic", pl.Float64()),
     ("score_heuristic_detail", pl.String()),
     ("score_verified", pl.Float64()),
@@ -82,8 +84,6 @@ PINNED_REQUESTS_SCHEMA: list[tuple[str, pl.DataType]] = [
     ("score_judge_detail", pl.String()),
     ("late_s", pl.Float64()),
     ("trimmed", pl.Boolean()),
-    ("http_status", pl.Int64()),
-    ("retry_after_s", pl.Float64()),
     ("attempt", pl.Int64()),
 ]
 

@@ -230,32 +230,19 @@ class EndpointClient:
         stream_options: dict[str, bool],
         progress: TokenMeter | None,
     ) -> Attempt:
-        timeouts = self._timeouts
-        loop = asyncio.get_running_loop()
         # Serialised before the clock starts: a long prompt's JSON is the client's time, not TTFT.
         body = json.dumps(self._body(request, stream_options), ensure_ascii=False).encode()
-        stream = Stream(self._limits, request.max_tokens)
-        parser = SseParser(self._limits.max_event_bytes)
-        budget = EventBudget()
-        http_status: int | None = None
-        retry_after_s: float | None = None
-        failure: Failure | None = None
-        waiting_for = "first byte"
-        counted = 0  # tokens already added to progress
-        decoding = False  # the first generated chunk arrived: progress counts this stream
-        eof_at: float | None = None
-        drained = 0  # bytes read after [DONE]
-        started = loop.time()
-        total_deadline = started + timeouts.total_s
-        watchdog = asyncio.timeout_at(min(started + timeouts.first_byte_s, total_deadline))
+        exchange = _Exchange(
+            Stream(self._limits, request.max_tokens),
+            SseParser(self._limits.max_event_bytes),
+            self._timeouts,
+            AttemptProgress(progress),
+        )
         clock = SendClock()
-        answered = False  # progress was told the server ended this answer
-        if progress is not None:
-            progress.request_started()
         called_at = perf_counter()
         try:
             async with (
-                watchdog,
+                exchange.watchdog,
                 session.post(
                     self._chat_url,
                     data=body,
@@ -264,89 +251,73 @@ class EndpointClient:
                     trace_request_ctx=clock,
                 ) as response,
             ):
-                http_status = response.status
-                encoding = self._content_encoding(response)
-                if not 200 <= http_status < 300:
-                    retry_after_s = retry_after_seconds(response.headers.get("Retry-After"))
-                    message = await self._status_message(response, encoding)
-                    raise Failure(http_kind(http_status), message)
-                if encoding is not None:
-                    raise Failure(
-                        "protocol",
-                        f"reply is {encoding}-encoded (Content-Encoding) though the client "
-                        "asked for identity; compressed streams are not read",
-                    )
-                if response.content_type != "text/event-stream":
-                    excerpt = await body_excerpt(response)
-                    raise Failure(
-                        "protocol",
-                        f"expected text/event-stream, got {response.content_type}: {excerpt}",
-                    )
-                async for buffer in response.content.iter_any():
-                    now = perf_counter()
-                    if stream.done_at is not None:
-                        # Drain a little so the connection can be reused; a server that goes
-                        # on past [DONE], or is slow to end the body, has it dropped instead.
-                        drained += len(buffer)
-                        if drained > MAX_DRAIN_BYTES:
-                            break
-                        continue
-                    waiting_for = "idle"
-                    watchdog.reschedule(min(loop.time() + timeouts.idle_s, total_deadline))
-                    await self._parse(buffer, parser, stream, now, budget)
-                    if progress is not None and stream.gen_times:
-                        made = stream.tokens_so_far()
-                        if not decoding:
-                            # The first chunk's own tokens, as decode_tps leaves them out; the
-                            # rest of this buffer is decoding already.
-                            counted = min(made, first_chunk_tokens_of(stream.gen_tokens) or 1)
-                            progress.first_chunk(counted)
-                            decoding = True
-                        if made > counted:
-                            progress.decoded(made - counted)
-                            counted = made
-                    if stream.done_at is not None:
-                        watchdog.reschedule(loop.time() + DRAIN_WAIT_S)
-                        if progress is not None:
-                            # The server is done with it: full load and decoding time stop
-                            # here, not when the drain ends.
-                            progress.request_answered(decoding)
-                            answered = True
-                eof_at = perf_counter()
-                if stream.done_at is None:
-                    for payload in parser.end():
-                        stream.take(payload, eof_at)
-                    if stream.finish_reason is None:
-                        raise Failure("truncated", _truncated_message(stream, "the stream closed"))
+                exchange.http_status = response.status
+                await self._accept(response, exchange)
+                await self._read(response, exchange)
         except Failure as caught:
-            failure = caught
+            exchange.failure = caught
         except SseTooLarge as caught:
-            failure = Failure("too_large", f"{caught} (run.max_event_bytes)")
+            exchange.failure = Failure("too_large", f"{caught} (run.max_event_bytes)")
         except SseError as caught:
-            failure = Failure("protocol", str(caught))
+            exchange.failure = Failure("protocol", str(caught))
         except TimeoutError as caught:
-            message = self._timeout_message(caught, watchdog, waiting_for, total_deadline)
-            failure = Failure("timeout", message)
+            exchange.failure = Failure("timeout", self._timeout_message(caught, exchange))
         except (aiohttp.ClientError, OSError) as caught:
-            failure = Failure(*classify(caught))
+            exchange.failure = Failure(*classify(caught))
         finally:
-            if progress is not None and not answered:
-                progress.request_answered(decoding)
-        sent_at = called_at if clock.sent_at is None else clock.sent_at
-        setup_s = None if clock.sent_at is None else clock.sent_at - called_at
-        if stream.done_at is not None:
-            # Anything after [DONE] (a reset, a stall) does not touch a finished measurement; a
-            # [DONE] before any finish_reason ended no answer.
-            cut = (
-                None
-                if stream.finish_reason is not None
-                else Failure("truncated", _truncated_message(stream, "[DONE] came"))
+            exchange.progress.answered()
+        return exchange.attempt(clock, called_at)
+
+    async def _accept(self, response: aiohttp.ClientResponse, exchange: _Exchange) -> None:
+        """Raise the Failure of a reply that is no event stream the client reads."""
+        encoding = self._content_encoding(response)
+        if not 200 <= response.status < 300:
+            exchange.retry_after_s = retry_after_seconds(response.headers.get("Retry-After"))
+            message = await self._status_message(response, encoding)
+            raise Failure(http_kind(response.status), message)
+        if encoding is not None:
+            raise Failure(
+                "protocol",
+                f"reply is {encoding}-encoded (Content-Encoding) though the client "
+                "asked for identity; compressed streams are not read",
             )
-            return Attempt(stream, sent_at, stream.done_at, http_status, cut, setup_s=setup_s)
-        if failure is not None or eof_at is None:
-            ended_at = perf_counter()
-            return Attempt(stream, sent_at, ended_at, http_status, failure, retry_after_s, setup_s)
-        return Attempt(stream, sent_at, eof_at, http_status, None, setup_s=setup_s)
+        if response.content_type != "text/event-stream":
+            excerpt = await body_excerpt(response)
+            raise Failure(
+                "protocol", f"expected text/event-stream, got {response.content_type}: {excerpt}"
+            )
+
+    async def _read(self, response: aiohttp.ClientResponse, exchange: _Exchange) -> None:
+        """Read the stream to its end, each read stamped once before it is parsed; raise the
+        Failure of a stream that closed before any finish_reason."""
+        stream, loop = exchange.stream, asyncio.get_running_loop()
+        drained = 0  # bytes read after [DONE]
+        async for buffer in response.content.iter_any():
+            now = perf_counter()
+            if stream.done_at is not None:
+                # Drain a little so the connection can be reused; a server that goes on past
+                # [DONE], or is slow to end the body, has it dropped instead.
+                drained += len(buffer)
+                if drained > MAX_DRAIN_BYTES:
+                    break
+                continue
+            exchange.waiting_for = "idle"
+            exchange.watchdog.reschedule(
+                min(loop.time() + self._timeouts.idle_s, exchange.total_deadline)
+            )
+            await self._parse(buffer, exchange.parser, stream, now, exchange.budget)
+            exchange.progress.saw(stream)
+            if stream.done_at is not None:
+                exchange.watchdog.reschedule(loop.time() + DRAIN_WAIT_S)
+                # The server is done with it: full load and decoding time stop here, not when
+                # the drain ends.
+                exchange.progress.answered()
+        exchange.eof_at = perf_counter()
+        if stream.done_at is None:
+            for payload in exchange.parser.end():
+                stream.take(payload, exchange.eof_at)
+            if stream.finish_reason is None:
+                raise Failure("truncated", _truncated_message(stream, "the stream closed"))
 
     @staticmethod
     async def _parse(
@@ -410,22 +381,16 @@ class EndpointClient:
         body["stream_options"] = stream_options
         return body
 
-    def _timeout_message(
-        self,
-        error: TimeoutError,
-        watchdog: asyncio.Timeout,
-        waiting_for: str,
-        total_deadline: float,
-    ) -> str:
+    def _timeout_message(self, error: TimeoutError, exchange: _Exchange) -> str:
         timeouts = self._timeouts
         if isinstance(error, aiohttp.ConnectionTimeoutError):
             return f"connect: no connection within {timeouts.connect_s:g} s"
-        if not watchdog.expired():
+        if not exchange.watchdog.expired():
             return describe(error)
-        when = watchdog.when()
-        if when is not None and when >= total_deadline:
+        when = exchange.watchdog.when()
+        if when is not None and when >= exchange.total_deadline:
             return f"total: request exceeded {timeouts.total_s:g} s"
-        if waiting_for == "first byte":
+        if exchange.waiting_for == "first byte":
             return f"first byte: no response within {timeouts.first_byte_s:g} s"
         return f"idle: no data for {timeouts.idle_s:g} s"
 
@@ -433,6 +398,90 @@ class EndpointClient:
         if self._session is None:
             raise RuntimeError("EndpointClient is used outside `async with`")
         return self._session
+
+
+class AttemptProgress:
+    """One attempt's part in the live token count (``TokenMeter``): in flight from its send,
+    decoding from its first generated chunk, neither once the server has ended its answer."""
+
+    def __init__(self, meter: TokenMeter | None) -> None:
+        self._meter = meter
+        self._counted = 0  # tokens already counted
+        self._decoding = False
+        self._answered = False
+        if meter is not None:
+            meter.request_started()
+
+    def saw(self, stream: Stream) -> None:
+        """Count what ``stream`` generated since the last read."""
+        meter = self._meter
+        if meter is None or not stream.gen_times:
+            return
+        made = stream.tokens_so_far()
+        if not self._decoding:
+            # The first chunk's own tokens, as decode_tps leaves them out; the rest of this
+            # read is decoding already.
+            self._counted = min(made, first_chunk_tokens_of(stream.gen_tokens) or 1)
+            meter.first_chunk(self._counted)
+            self._decoding = True
+        if made > self._counted:
+            meter.decoded(made - self._counted)
+            self._counted = made
+
+    def answered(self) -> None:
+        """The server ended the answer ([DONE], the body closed, a failure); once only."""
+        if self._meter is not None and not self._answered:
+            self._meter.request_answered(self._decoding)
+        self._answered = True
+
+
+class _Exchange:
+    """One attempt in progress: its stream, its deadlines, and what the reply has said so far."""
+
+    def __init__(
+        self, stream: Stream, parser: SseParser, timeouts: Timeouts, progress: AttemptProgress
+    ) -> None:
+        started = asyncio.get_running_loop().time()
+        self.stream = stream
+        self.parser = parser
+        self.budget = EventBudget()
+        self.progress = progress
+        self.total_deadline = started + timeouts.total_s
+        self.watchdog = asyncio.timeout_at(
+            min(started + timeouts.first_byte_s, self.total_deadline)
+        )
+        self.waiting_for = "first byte"  # then "idle": which timeout a stall runs into
+        self.http_status: int | None = None
+        self.retry_after_s: float | None = None
+        self.failure: Failure | None = None
+        self.eof_at: float | None = None  # when the body ended, if it did
+
+    def attempt(self, clock: SendClock, called_at: float) -> Attempt:
+        """The attempt as it ended; timed from when its bytes reached the socket, or from just
+        before aiohttp was called when they never did."""
+        stream = self.stream
+        sent_at = called_at if clock.sent_at is None else clock.sent_at
+        setup_s = None if clock.sent_at is None else clock.sent_at - called_at
+        if stream.done_at is not None:
+            # Anything after [DONE] (a reset, a stall) does not touch a finished measurement; a
+            # [DONE] before any finish_reason ended no answer.
+            cut = (
+                None
+                if stream.finish_reason is not None
+                else Failure("truncated", _truncated_message(stream, "[DONE] came"))
+            )
+            return Attempt(stream, sent_at, stream.done_at, self.http_status, cut, setup_s=setup_s)
+        if self.failure is not None or self.eof_at is None:
+            return Attempt(
+                stream,
+                sent_at,
+                perf_counter(),
+                self.http_status,
+                self.failure,
+                self.retry_after_s,
+                setup_s,
+            )
+        return Attempt(stream, sent_at, self.eof_at, self.http_status, None, setup_s=setup_s)
 
 
 async def served_models(response: aiohttp.ClientResponse) -> list[str] | None:

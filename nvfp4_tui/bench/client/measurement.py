@@ -20,45 +20,14 @@ from typing import Any
 
 from nvfp4_tui.bench.client.errors import Failure
 from nvfp4_tui.bench.client.stream import INT64_MAX, Attempt, ToolCall
-from nvfp4_tui.core.events import SUSPECT_ERROR_KIND, ErrorKind, RequestStatus
+from nvfp4_tui.core.events import SUSPECT_ERROR_KIND, MeasuredFields, RequestStatus
 from nvfp4_tui.core.slo import tpot_s
 from nvfp4_tui.core.stats import percentile_of_sorted
 
 
 @dataclass(frozen=True, slots=True)
-class Measurement:
+class Measurement(MeasuredFields):
     """One request's numbers: the fields of ``events.RequestFinished`` the client can know."""
-
-    status: RequestStatus
-    queue_s: float
-    setup_s: float | None = None
-    ttft_s: float | None = None
-    ttfa_s: float | None = None
-    ttst_s: float | None = None
-    e2e_s: float | None = None
-    itl_p50_s: float | None = None
-    itl_p95_s: float | None = None
-    itl_p99_s: float | None = None
-    itl_max_s: float | None = None
-    tpot_s: float | None = None
-    itl_per_token: bool = False
-    chunks: int = 0
-    first_chunk_tokens: int | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    reasoning_tokens: int | None = None
-    tokens_estimated: bool = False
-    decode_tps: float | None = None
-    e2e_tps: float | None = None
-    prefill_tps: float | None = None
-    finish_reason: str | None = None
-    answer_text: str = ""
-    reasoning_text: str = ""
-    tool_calls_json: str | None = None
-    error_kind: ErrorKind | None = None
-    error_message: str | None = None
-    http_status: int | None = None
-    retry_after_s: float | None = None
 
 
 def measure(attempt: Attempt, queue_s: float) -> Measurement:
