@@ -9,9 +9,6 @@ import signal
 import sys
 from typing import Any, Protocol
 
-from nvfp4_tui.config.plan import LaunchPlan
-from nvfp4_tui.config.tomlcheck import ConfigError
-
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -29,16 +26,6 @@ def cancel_on_stop_signals() -> asyncio.Task[Any]:
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, main_task.cancel)
     return main_task
-
-
-def plan_or_say_why(plain: dict[str, Any]) -> LaunchPlan | None:
-    """The plan handed over, or None once its problems are on stderr: the profile's or a
-    suite's file changed since the launch."""
-    try:
-        return LaunchPlan.from_plain(plain)
-    except ConfigError as error:
-        print("\n".join(error.problems), file=sys.stderr, flush=True)
-        return None
 
 
 async def obey_stdin(runner: Pausable) -> bool:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Iterable
 from dataclasses import replace
 
 from nvfp4_tui.bench.event_pipe import PipeWriter, backlog_limit
+from nvfp4_tui.bench.handover import taken
 from nvfp4_tui.bench.runner import Runner
-from nvfp4_tui.bench.runner_process import cancel_on_stop_signals, obey_stdin, plan_or_say_why
+from nvfp4_tui.bench.runner_process import cancel_on_stop_signals, obey_stdin
 from nvfp4_tui.bench.shards import ShardSpec
 from nvfp4_tui.config.keys import remember_keys
 from nvfp4_tui.config.plan import LaunchPlan
@@ -41,9 +41,7 @@ async def _obey(runner: Runner, main_task: asyncio.Task) -> None:
 
 async def _main(spec: ShardSpec, events_fd: int) -> int:
     main_task = cancel_on_stop_signals()
-    plan = plan_or_say_why(spec.plan)
-    if plan is None:
-        return exit_codes.USAGE
+    plan = LaunchPlan.from_plain(spec.plan)
     profile = shard_profile(plan, spec.endpoint_ids)
     pipe = PipeWriter(events_fd, backlog_limit(profile.run.limits))
     runner = Runner(profile, plan.suites, spec.run_id, pipe)
@@ -62,7 +60,7 @@ async def _main(spec: ShardSpec, events_fd: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    raw = json.loads(args[0])
+    raw = taken(args[0])
     spec = ShardSpec(raw["plan"], tuple(raw["endpoint_ids"]), raw["run_id"])
     # Events go to a duplicate of stdout so that a stray print cannot corrupt the stream.
     events_fd = os.dup(1)

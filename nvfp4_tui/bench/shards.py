@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import math
 import os
 import sys
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvfp4_tui.bench.event_pipe import LineTooLong, event_lines, line_limit
+from nvfp4_tui.bench.handover import discard, hand_over
 from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import Endpoint, Profile
@@ -89,6 +89,7 @@ class ShardedRunner(Runner):
         super().__init__(profile, suites, run_id, emit)
         self.workers = workers
         self._shards: list[_Shard] = []
+        self._handed: list[str] = []  # each shard's spec argument (hand_over)
 
     def pause(self) -> None:
         self._paused = True
@@ -118,16 +119,19 @@ class ShardedRunner(Runner):
         finally:
             for shard in self._shards:
                 await _ended(shard.process)
+            for spec in self._handed:
+                discard(spec)
 
     async def _start_shards(self) -> None:
         plan = LaunchPlan(self.profile, self.suites).to_plain()
         for number, ids in enumerate(share_out(self.profile.endpoints, self.workers)):
-            spec = ShardSpec(plan, ids, self.run_id)
+            spec = hand_over(ShardSpec(plan, ids, self.run_id).__dict__)
+            self._handed.append(spec)
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
                 "nvfp4_tui.bench.shard_process",
-                json.dumps(spec.__dict__),
+                spec,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 # Its stop comes from this process (a command, or its stdin closing), never from

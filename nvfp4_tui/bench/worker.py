@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4_tui.bench.event_pipe import PipeWriter, backlog_limit, line_limit
-from nvfp4_tui.bench.runner_process import cancel_on_stop_signals, obey_stdin, plan_or_say_why
+from nvfp4_tui.bench.handover import taken
+from nvfp4_tui.bench.runner_process import cancel_on_stop_signals, obey_stdin
 from nvfp4_tui.bench.session import Session
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import ReplyLimits
@@ -54,7 +55,7 @@ class WorkerSpec:
 
     def event_line_limit(self) -> int:
         """The longest event line the worker can send for this plan."""
-        return line_limit(ReplyLimits(**self.plan["run"]["limits"]))
+        return line_limit(ReplyLimits(**self.plan["profile"]["run"]["limits"]))
 
 
 async def _read_commands(session: Session, main_task: asyncio.Task, stop_at_eof: bool) -> None:
@@ -86,9 +87,7 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
     # Before the snapshot exists (the handshake): a stop from here on cancels the session at its
     # first await, which ends the run aborted.
     main_task = cancel_on_stop_signals()
-    resolved = plan_or_say_why(spec.plan)
-    if resolved is None:
-        return exit_codes.USAGE
+    resolved = LaunchPlan.from_plain(spec.plan)
     plan, sources, messages = telemetry_for_run(resolved)
     pipe = PipeWriter(events_fd, backlog_limit(plan.profile.run.limits))
     session = Session(
@@ -129,9 +128,9 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nvfp4_tui.bench.worker")
-    parser.add_argument("spec", help="the WorkerSpec as JSON")
+    parser.add_argument("spec", help="the WorkerSpec as JSON, or @FILE that holds it")
     args = parser.parse_args(argv)
-    spec = WorkerSpec(**json.loads(args.spec))
+    spec = WorkerSpec(**taken(args.spec))
     # Events go to a duplicate of stdout so that a stray print cannot corrupt the stream.
     events_fd = os.dup(1)
     os.dup2(2, 1)

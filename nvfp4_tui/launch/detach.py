@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -32,8 +31,9 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import IO, TextIO
+from typing import IO, Any, TextIO
 
+from nvfp4_tui.bench.handover import discard, hand_over, taken
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import Profile
@@ -61,12 +61,11 @@ class DemoJob:
     spec: WorkerSpec
     time_scale: float
 
-    def to_json(self) -> str:
-        return json.dumps({"spec": asdict(self.spec), "time_scale": self.time_scale})
+    def plain(self) -> dict[str, Any]:
+        return {"spec": asdict(self.spec), "time_scale": self.time_scale}
 
     @classmethod
-    def from_json(cls, text: str) -> DemoJob:
-        body = json.loads(text)
+    def of_plain(cls, body: dict[str, Any]) -> DemoJob:
         return cls(WorkerSpec(**body["spec"]), float(body["time_scale"]))
 
 
@@ -108,7 +107,16 @@ def _start_closed_stdin(
 def launch_detached(
     command: list[str], out_root: Path, run_id: str, ready_timeout_s: float
 ) -> Detached:
-    """Start ``command`` detached, with its stderr to the log; wait for the snapshot to exist."""
+    """Start ``command`` detached, with its stderr to the log; wait for the snapshot to exist.
+    A spec it hands over (its last argument, ``hand_over``) is removed when it fails to start."""
+    try:
+        return _started(command, out_root, run_id, ready_timeout_s)
+    except DetachError:
+        discard(command[-1])
+        raise
+
+
+def _started(command: list[str], out_root: Path, run_id: str, ready_timeout_s: float) -> Detached:
     snapshot = out_root / run_id
     log = hidden_log_path(out_root, run_id)
     try:
@@ -164,8 +172,8 @@ def detach_run(profile: Profile, out_root: Path) -> Detached:
     plan = plan_run(profile)
     say_before_run(plan)
     run_id = _free_run_id(profile, out_root)
-    spec = WorkerSpec.of(plan, out_root, run_id)
-    command = _python_module("nvfp4_tui.bench.worker", json.dumps(asdict(spec)))
+    spec = hand_over(asdict(WorkerSpec.of(plan, out_root, run_id)))
+    command = _python_module("nvfp4_tui.bench.worker", spec)
     return launch_detached(command, out_root, run_id, RUN_READY_TIMEOUT_S)
 
 
@@ -177,8 +185,8 @@ def detach_demo(
     say_before_run(plan)
     run_id = _free_run_id(profile, out_root)
     # The simulator starts in the detached process: its URLs join the plan there.
-    job = DemoJob(WorkerSpec.of(plan, out_root, run_id), time_scale)
-    command = _python_module("nvfp4_tui.launch.detach", "demo", job.to_json())
+    job = hand_over(DemoJob(WorkerSpec.of(plan, out_root, run_id), time_scale).plain())
+    command = _python_module("nvfp4_tui.launch.detach", "demo", job)
     return launch_detached(command, out_root, run_id, DEMO_READY_TIMEOUT_S)
 
 
@@ -211,21 +219,22 @@ def run_demo_job(job: DemoJob) -> int:
     plan = LaunchPlan.from_plain(job.spec.plan)
     with SimProcess(plan.profile.path, time_scale=job.time_scale) as sim:
         live = plan.with_urls(sim.urls, job.time_scale)
-        spec = replace(job.spec, plan=live.to_plain())
-        worker = _start_closed_stdin(
-            _python_module("nvfp4_tui.bench.worker", json.dumps(asdict(spec)))
-        )
-        _stop_on(worker)
-        return worker.wait()
+        spec = hand_over(asdict(replace(job.spec, plan=live.to_plain())))
+        try:
+            worker = _start_closed_stdin(_python_module("nvfp4_tui.bench.worker", spec))
+            _stop_on(worker)
+            return worker.wait()
+        finally:
+            discard(spec)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nvfp4_tui.launch.detach")
     sub = parser.add_subparsers(dest="what", required=True)
     demo = sub.add_parser("demo", help="simulator and worker together (started by demo --detach)")
-    demo.add_argument("job", help="the DemoJob as JSON")
+    demo.add_argument("job", help="the DemoJob as JSON, or @FILE that holds it")
     args = parser.parse_args(argv)
-    return run_demo_job(DemoJob.from_json(args.job))
+    return run_demo_job(DemoJob.of_plain(taken(args.job)))
 
 
 if __name__ == "__main__":

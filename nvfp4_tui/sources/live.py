@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from nvfp4_tui.bench.event_pipe import event_lines
+from nvfp4_tui.bench.handover import discard, hand_over
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.core.events import Event, decode
 from nvfp4_tui.sources.base import Capabilities, SourceStatus
@@ -33,13 +34,15 @@ class LiveSource:
         self.snapshot_path: Path | None = None
         self.messages: list[str] = []
         self._stderr_task: asyncio.Task | None = None
+        self._handed = ""  # the spec's argument (hand_over), removed when the worker is gone
 
     async def start(self) -> None:
+        self._handed = hand_over(self.spec.__dict__)
         self.process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "nvfp4_tui.bench.worker",
-            json.dumps(self.spec.__dict__),
+            self._handed,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -94,5 +97,6 @@ class LiveSource:
             except TimeoutError:
                 self.process.terminate()
                 await self.process.wait()
+        discard(self._handed)
         if self._stderr_task:
             await self._stderr_task

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -160,26 +158,12 @@ def test_the_worker_receives_the_plan_as_resolved(tmp_path: Path) -> None:
         )
         sent = json.dumps(WorkerSpec.of(plan, tmp_path).__dict__)
         assert LaunchPlan.from_plain(WorkerSpec(**json.loads(sent)).plan) == plan
-        # A file edited between launch and the worker's start is refused, not half-applied.
+        # A file edited between launch and the worker's start changes nothing: the plan
+        # travels whole, and the worker reads no file of it.
         text = path.read_text()
         path.write_text(text.replace("concurrency = [1]", "concurrency = [2]"))
-        with pytest.raises(ConfigError, match="changed since the run was planned"):
-            LaunchPlan.from_plain(WorkerSpec(**json.loads(sent)).plan)
+        assert LaunchPlan.from_plain(WorkerSpec(**json.loads(sent)).plan) == plan
         path.write_text(text)
-
-
-def test_a_worker_whose_profile_went_bad_says_so_in_one_line(tmp_path: Path) -> None:
-    path = write(tmp_path, "concurrency = [1]")
-    spec = WorkerSpec.of(plan_run(load_profile(path)), tmp_path / "out")
-    path.write_text("[run\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "nvfp4_tui.bench.worker", json.dumps(spec.__dict__)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 2
-    assert done.stderr.startswith(str(path)) and "Traceback" not in done.stderr
 
 
 def test_a_missing_suite_stops_a_monitored_run_before_it_starts(tmp_path: Path, capsys) -> None:
