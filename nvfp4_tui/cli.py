@@ -134,9 +134,7 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
         "export", help="write a snapshot as Parquet, CSV, JSON, Markdown or figures (PNG, SVG)"
     )
     export.add_argument("snapshot", type=Path)
-    export.add_argument(
-        "--format", required=True, choices=("parquet", "csv", "json", "markdown", "figures")
-    )
+    export.add_argument("--format", required=True, choices=arg.EXPORT.names, help=arg.EXPORT.help)
     export.add_argument(
         "--out", type=Path, required=True, help="a directory (parquet, csv, figures) or a file"
     )
@@ -146,8 +144,8 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
     report.add_argument(
         "--format",
         default="text",
-        choices=("text", "json", "markdown", "html"),
-        help="html: one self-contained file with the figures (needs the figures extra)",
+        choices=arg.REPORT.names,
+        help=arg.REPORT.help,
     )
     report.add_argument(
         "--figures",
@@ -166,8 +164,8 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
     compare.add_argument(
         "--format",
         default="text",
-        choices=("text", "markdown", "json"),
-        help="json: every figure with stable keys, for scripts (README)",
+        choices=arg.COMPARE.names,
+        help=arg.COMPARE.help,
     )
     compare.add_argument(
         "--score",

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from nvfp4_tui.config import DEMO_PROFILE
+from nvfp4_tui.output.formats import COMPARE, EXPORT, REPORT
 
-__all__ = ["DEFAULT_OUT", "DEMO_PROFILE", "MAX_TIME_SCALE"]
+__all__ = ["COMPARE", "DEFAULT_OUT", "DEMO_PROFILE", "EXPORT", "MAX_TIME_SCALE", "REPORT"]
 
 # A simulator clock this many times real time still times tokens to the millisecond.
 MAX_TIME_SCALE = 1000.0

@@ -7,7 +7,6 @@ part as exit 4, after its output.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.outside_text import outside_line
@@ -17,6 +16,7 @@ from nvfp4_tui.launch.usage import (
     said_unreadable,
     snapshot_errors_are_usage,
 )
+from nvfp4_tui.output.formats import COMPARE, EXPORT, REPORT
 
 
 def replay_command(args: argparse.Namespace) -> int:
@@ -45,55 +45,39 @@ def replay_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
+    chosen = EXPORT[args.format]
+
     def export() -> int:
-        from nvfp4_tui.output.export import write_export
         from nvfp4_tui.store.reader import open_snapshot
 
         snapshot = open_snapshot(args.snapshot)
-        for path in write_export(snapshot, args.format, args.out):
+        for path in chosen.writer()(snapshot, chosen.name, args.out):
             print(path, flush=True)
         return said_unreadable(snapshot.path, snapshot.warnings)
 
-    def figures() -> int:
-        from nvfp4_tui.core.figures.plot_data import Omitted
-        from nvfp4_tui.output.figures.files import snapshot_figures, write_figures
-        from nvfp4_tui.store.reader import open_snapshot
-
-        published = snapshot_figures(open_snapshot(args.snapshot))
-        for path in write_figures(published, args.out):
-            print(path)
-        for figure in published:
-            if isinstance(figure, Omitted):
-                print(f"left out: {figure.name}: {figure.reason}", file=sys.stderr)
-        return exit_codes.OK
-
-    if args.format == "figures":
-        return figures_extra(figures)
-    return snapshot_errors_are_usage(export)
+    return figures_extra(export) if chosen.needs_figures else snapshot_errors_are_usage(export)
 
 
 def report_command(args: argparse.Namespace) -> int:
     if args.figures is not None and args.format != "markdown":
         raise UsageError("--figures goes with --format markdown (html carries its figures inside)")
+    chosen = REPORT[args.format]
 
     def report() -> int:
-        from nvfp4_tui.output.report import render_snapshot
         from nvfp4_tui.store.reader import open_snapshot
 
         snapshot = open_snapshot(args.snapshot)
-        print(render_snapshot(snapshot, args.format), flush=True)
+        if args.figures is not None:  # the Markdown write-up, its figures beside it
+            from nvfp4_tui.output.writeup import render_writeup
+
+            text = render_writeup(snapshot, "markdown", figures_dir=args.figures)
+        else:
+            text = chosen.writer()(snapshot, chosen.name)
+        print(text.removesuffix("\n"), flush=True)
         return said_unreadable(snapshot.path, snapshot.warnings)
 
-    def writeup() -> int:
-        from nvfp4_tui.output.writeup import render_writeup
-        from nvfp4_tui.store.reader import open_snapshot
-
-        text = render_writeup(open_snapshot(args.snapshot), args.format, figures_dir=args.figures)
-        sys.stdout.write(text)
-        return exit_codes.OK
-
-    if args.format == "html" or args.figures is not None:
-        return figures_extra(writeup)
+    if chosen.needs_figures or args.figures is not None:
+        return figures_extra(report)
     return snapshot_errors_are_usage(report)
 
 
@@ -124,7 +108,7 @@ def import_command(args: argparse.Namespace) -> int:
 
 def compare_command(args: argparse.Namespace) -> int:
     def compare() -> int:
-        from nvfp4_tui.output.compare import compare_snapshots, render_comparison
+        from nvfp4_tui.output.compare import compare_snapshots
         from nvfp4_tui.store.reader import open_snapshot
 
         a, b = open_snapshot(args.a), open_snapshot(args.b)
@@ -134,7 +118,8 @@ def compare_command(args: argparse.Namespace) -> int:
 
             code = run_compare_ui(comparison)
         else:
-            print(render_comparison(comparison, args.format), flush=True)
+            chosen = COMPARE[args.format]
+            print(chosen.writer()(comparison, chosen.name), flush=True)
             code = exit_codes.OK
         damaged = [said_unreadable(run.path, run.warnings) for run in (a, b)]
         return exit_codes.DAMAGED if exit_codes.DAMAGED in damaged else code
