@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--gpu-telemetry",
-        choices=("sim", "nvml", "none"),
+        choices=arg.HOST_TELEMETRY,
         default="sim",
         help="where GPU samples come from (default: the simulator)",
     )

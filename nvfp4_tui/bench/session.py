@@ -322,7 +322,7 @@ class Session:
 
         # An endpoint whose telemetry is a Prometheus server gets its gauges from there (the GPU
         # sampler reads them): one source per figure.
-        direct = [e for e in self.profile.endpoints if not e.telemetry.startswith("prometheus:")]
+        direct = [e for e in self.profile.endpoints if e.telemetry.kind != "prometheus"]
         async with aiohttp.ClientSession() as http:
             scraper = self._scraper = PrometheusScraper(direct, http, on_status=on_status)
             try:

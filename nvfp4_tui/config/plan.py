@@ -21,6 +21,7 @@ from typing import Any
 from nvfp4_tui.config.plain import from_plain, to_plain
 from nvfp4_tui.config.profile import Profile, with_urls
 from nvfp4_tui.config.suites import Sample, Suite, load_suites
+from nvfp4_tui.config.telemetry_choice import TelemetryKind
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class LaunchPlan:
         return cls(from_plain(Profile, plain["profile"]), suites)
 
 
-def plan_run(profile: Profile, *, gpu_telemetry: str | None = None) -> LaunchPlan:
+def plan_run(profile: Profile, *, gpu_telemetry: TelemetryKind | None = None) -> LaunchPlan:
     """The plan for ``profile`` (the command line's overrides already applied): every endpoint's
     GPU telemetry from ``gpu_telemetry`` when given, and its suites loaded (ConfigError names
     each one missing or bad, before anything starts)."""

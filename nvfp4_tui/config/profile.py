@@ -11,6 +11,16 @@ from urllib.parse import urlparse, urlsplit, urlunsplit
 
 from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.levels import load_levels
+from nvfp4_tui.config.telemetry_choice import (
+    EXPECTED as TELEMETRY_EXPECTED,
+)
+from nvfp4_tui.config.telemetry_choice import (
+    ON_THIS_HOST,
+    URL_KINDS,
+    Telemetry,
+    TelemetryKind,
+    parse_telemetry,
+)
 from nvfp4_tui.config.tomlcheck import (
     ConfigError,
     Problems,
@@ -52,9 +62,6 @@ MAX_REPLY_CHUNKS = 1 << 27
 _REPLY_BYTES = f"an integer number of bytes from {MIN_REPLY_BYTES} to {MAX_REPLY_BYTES}"
 _REPLY_CHUNKS = f"an integer from 1 to {MAX_REPLY_CHUNKS}"
 MAX_WORKERS = 256
-_TELEMETRY = (
-    '"nvml", "none", "sim", "dcgm:http://host:9400/metrics" or "prometheus:http://host:9090"'
-)
 _WORKERS = f"an integer from 1 to {MAX_WORKERS}"
 _seconds = a_number(above=0, maximum=MAX_SECONDS)
 _SECONDS = f"a number of seconds > 0 and <= {MAX_SECONDS:g}"
@@ -162,7 +169,7 @@ class Endpoint:
     active_params_b: float | None = None
     experts: int | None = None
     api_key_env: str | None = None
-    telemetry: str = "nvml"  # nvml | none | sim | dcgm:URL | prometheus:URL
+    telemetry: Telemetry = ON_THIS_HOST
     extra_body: dict[str, Any] = field(default_factory=dict)
     sim: SimSpec | None = None
     slo: SloTargets | None = None  # None: the run's
@@ -251,7 +258,7 @@ class RunPlan:
     workers: int | None = None
     # The GPU telemetry of every endpoint that sets none (and is not simulated): a Prometheus
     # server that scrapes the whole fleet is named once. None: "nvml".
-    telemetry: str | None = None
+    telemetry: Telemetry | None = None
     sample: int | None = None  # at most this many prompts per suite, picked by ``seed``
 
 
@@ -285,10 +292,11 @@ class Profile:
         endpoints = tuple(replace(e, gpu=gpus.get(e.id, e.gpu)) for e in self.endpoints)
         return replace(self, endpoints=endpoints)
 
-    def with_telemetry(self, telemetry: str) -> Profile:
-        """Every endpoint's GPU telemetry from one kind of source ("sim" only where simulated)."""
+    def with_telemetry(self, kind: TelemetryKind) -> Profile:
+        """Every endpoint's GPU telemetry from one kind of host source ("sim" only where
+        simulated)."""
         endpoints = tuple(
-            replace(e, telemetry="none" if telemetry == "sim" and e.sim is None else telemetry)
+            replace(e, telemetry=Telemetry("none" if kind == "sim" and e.sim is None else kind))
             for e in self.endpoints
         )
         return replace(self, endpoints=endpoints)
@@ -326,7 +334,7 @@ def _refuse_credentials(table: Table, key: str, prefix: str = "") -> None:
 
 
 def _refuse_telemetry_credentials(table: Table) -> None:
-    for prefix in ("dcgm:", "prometheus:"):
+    for prefix in (f"{kind}:" for kind in URL_KINDS):
         _refuse_credentials(table, "telemetry", prefix)
 
 
@@ -340,14 +348,8 @@ def _gpu(raw: Any) -> int | str | None:
     return None
 
 
-def _telemetry(raw: Any) -> str | None:
-    if raw in ("nvml", "none", "sim"):
-        return raw
-    if isinstance(raw, str) and raw.startswith("dcgm:") and _url(raw[5:]):
-        return raw
-    if isinstance(raw, str) and raw.startswith("prometheus:") and _url(raw[11:]):
-        return raw
-    return None
+def _telemetry(raw: Any) -> Telemetry | None:
+    return parse_telemetry(raw, lambda url: _url(url) is not None)
 
 
 def _an_id(raw: Any) -> str | None:
@@ -589,8 +591,8 @@ def _read_endpoint(table: Table, run: RunPlan) -> Endpoint:
         telemetry=table.get(
             "telemetry",
             _telemetry,
-            _TELEMETRY,
-            "sim" if sim is not None else run.telemetry or "nvml",
+            TELEMETRY_EXPECTED,
+            Telemetry("sim") if sim is not None else run.telemetry or ON_THIS_HOST,
         ),
         extra_body=table.get(
             "extra_body", lambda v: v if isinstance(v, dict) else None, "a table", {}
@@ -634,7 +636,7 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
         outage_give_up_s=table.get("outage_give_up_s", _seconds, _SECONDS, 600.0),
         limits=_read_limits(table),
         workers=table.get("workers", an_int(1, MAX_WORKERS), _WORKERS, None),
-        telemetry=table.get("telemetry", _telemetry, _TELEMETRY, None),
+        telemetry=table.get("telemetry", _telemetry, TELEMETRY_EXPECTED, None),
         sample=table.get("sample", _requests, _REQUESTS, None),
         **_read_load(table),
     )

@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from nvfp4_tui.config import DEMO_PROFILE
+from nvfp4_tui.config.telemetry_choice import HOST_KINDS, TelemetryKind
 from nvfp4_tui.output.formats import COMPARE, EXPORT, REPORT
 
 __all__ = ["COMPARE", "DEFAULT_OUT", "DEMO_PROFILE", "EXPORT", "MAX_TIME_SCALE", "REPORT"]
+# `demo --gpu-telemetry`: where the demo's GPU samples come from (the simulator first).
+HOST_TELEMETRY: tuple[TelemetryKind, ...] = ("sim", *(k for k in HOST_KINDS if k != "sim"))
 
 # A simulator clock this many times real time still times tokens to the millisecond.
 MAX_TIME_SCALE = 1000.0

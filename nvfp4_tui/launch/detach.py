@@ -37,6 +37,7 @@ from nvfp4_tui.bench.handover import discard, hand_over, taken
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import Profile
+from nvfp4_tui.config.telemetry_choice import TelemetryKind
 from nvfp4_tui.launch.run import say_before_run
 from nvfp4_tui.store.manifest import MANIFEST_NAME, error_text, new_run_id
 
@@ -178,7 +179,7 @@ def detach_run(profile: Profile, out_root: Path) -> Detached:
 
 
 def detach_demo(
-    profile: Profile, out_root: Path, *, time_scale: float, gpu_telemetry: str
+    profile: Profile, out_root: Path, *, time_scale: float, gpu_telemetry: TelemetryKind
 ) -> Detached:
     """Start simulator and worker together, detached; returns once the snapshot exists."""
     plan = plan_run(profile, gpu_telemetry=gpu_telemetry)

@@ -12,6 +12,7 @@ from nvfp4_tui.bench.runner import plan_phases, unfilled_levels
 from nvfp4_tui.bench.session import Session, SessionResult
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import Profile
+from nvfp4_tui.config.telemetry_choice import TelemetryKind
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.events import (
     EndpointStatus,
@@ -184,7 +185,7 @@ def run_demo(
     *,
     headless: bool,
     time_scale: float,
-    gpu_telemetry: str,
+    gpu_telemetry: TelemetryKind,
     json_lines: bool = False,
 ) -> int:
     from nvfp4_tui.sim.process import SimProcess

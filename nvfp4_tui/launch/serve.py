@@ -81,7 +81,7 @@ def _check_simulated(profile_path: Path) -> None:
         raise ServeError(
             f"serve: {profile_path}: [judge] is a real endpoint; a served demo has none"
         )
-    remote = [e.id for e in profile.endpoints if ":" in e.telemetry]
+    remote = [e.id for e in profile.endpoints if e.telemetry.url is not None]
     if remote:
         raise ServeError(
             f"serve: {profile_path}: endpoint {', '.join(remote)} reads telemetry from a URL; "

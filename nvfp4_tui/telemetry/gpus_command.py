@@ -91,7 +91,7 @@ def _print_nvml(source: NvmlSource, t: float) -> None:
 
 
 def _resolved(endpoint: Endpoint, nvml: NvmlSource | None) -> str:
-    if endpoint.telemetry != "nvml" or nvml is None or endpoint.gpu is None:
+    if endpoint.telemetry.kind != "nvml" or nvml is None or endpoint.gpu is None:
         return DASH
     index = resolve_gpu(endpoint, nvml)
     if index is None or index >= nvml.gpu_count:
@@ -104,7 +104,13 @@ def _print_endpoints(profile: Profile, nvml: NvmlSource | None) -> None:
     rows = [("ENDPOINT", "URL", "TELEMETRY", "GPU", "ON THIS HOST")]
     for e in profile.endpoints:
         rows.append(
-            (e.id, e.url, e.telemetry, DASH if e.gpu is None else str(e.gpu), _resolved(e, nvml))
+            (
+                e.id,
+                e.url,
+                str(e.telemetry),
+                DASH if e.gpu is None else str(e.gpu),
+                _resolved(e, nvml),
+            )
         )
     for line in _table(rows):
         print(f"  {line}")
@@ -113,9 +119,9 @@ def _print_endpoints(profile: Profile, nvml: NvmlSource | None) -> None:
 def _print_dcgm(profile: Profile, t: float) -> None:
     urls = sorted(
         {
-            e.telemetry.removeprefix("dcgm:")
+            e.telemetry.url
             for e in profile.endpoints
-            if e.telemetry.startswith("dcgm:")
+            if e.telemetry.kind == "dcgm" and e.telemetry.url is not None
         }
     )
     for url in urls:

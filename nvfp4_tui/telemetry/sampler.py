@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import Endpoint, Profile
+from nvfp4_tui.config.telemetry_choice import TelemetryKind
 from nvfp4_tui.core.events import GpuSample, ServerSample
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.telemetry.dcgm import DcgmSource
@@ -206,34 +207,44 @@ class GpuTelemetryPlan:
 def plan_gpu_telemetry(
     profile: Profile, open_nvml: Callable[[], NvmlSource] = NvmlSource.open
 ) -> GpuTelemetryPlan:
-    """Sources for every endpoint's ``telemetry``: "nvml" shares one NvmlSource restricted to
-    the GPUs the profile names (all of them when none names one), "dcgm:URL" one DcgmSource per
-    URL, "prometheus:URL" one PrometheusQuerySource per server, "none" and "sim" nothing (the
-    simulator's source is plugged in by its owner)."""
+    """Sources for every endpoint's ``telemetry``, each kind by its entry in ``PLANNERS``:
+    "nvml" shares one NvmlSource restricted to the GPUs the profile names (all of them when
+    none names one), "dcgm:URL" one DcgmSource per URL, "prometheus:URL" one
+    PrometheusQuerySource per server; "none" and "sim" have no entry (the simulator's source is
+    plugged in by its owner)."""
     plan = GpuTelemetryPlan()
-    nvml_endpoints = [e for e in profile.endpoints if e.telemetry == "nvml"]
-    if nvml_endpoints:
-        _plan_nvml(nvml_endpoints, open_nvml, plan)
-    by_url: dict[str, list[Endpoint]] = {}
-    for endpoint in profile.endpoints:
-        if endpoint.telemetry.startswith("dcgm:"):
-            by_url.setdefault(endpoint.telemetry.removeprefix("dcgm:"), []).append(endpoint)
-    for url, endpoints in by_url.items():
-        plan.sources.append(DcgmSource(url, _dcgm_gpus(endpoints, plan)))
-        for endpoint in endpoints:
+    for kind, planner in PLANNERS.items():
+        endpoints = [e for e in profile.endpoints if e.telemetry.kind == kind]
+        if endpoints:
+            planner(endpoints, plan, open_nvml)
+    return plan
+
+
+def _by_url(endpoints: list[Endpoint]) -> dict[str, list[Endpoint]]:
+    grouped: dict[str, list[Endpoint]] = {}
+    for endpoint in endpoints:
+        if endpoint.telemetry.url is not None:
+            grouped.setdefault(endpoint.telemetry.url, []).append(endpoint)
+    return grouped
+
+
+def _plan_dcgm(
+    endpoints: list[Endpoint], plan: GpuTelemetryPlan, _open_nvml: Callable[[], NvmlSource]
+) -> None:
+    for url, exported in _by_url(endpoints).items():
+        plan.sources.append(DcgmSource(url, _dcgm_gpus(exported, plan)))
+        for endpoint in exported:
             if isinstance(endpoint.gpu, int):
                 plan.endpoint_gpus[endpoint.id] = endpoint.gpu
-    by_server: dict[str, list[Endpoint]] = {}
-    for endpoint in profile.endpoints:
-        if endpoint.telemetry.startswith("prometheus:"):
-            by_server.setdefault(endpoint.telemetry.removeprefix("prometheus:"), []).append(
-                endpoint
-            )
-    for url, endpoints in by_server.items():
-        source = PrometheusQuerySource(url, endpoints)
+
+
+def _plan_prometheus_servers(
+    endpoints: list[Endpoint], plan: GpuTelemetryPlan, _open_nvml: Callable[[], NvmlSource]
+) -> None:
+    for url, scraped in _by_url(endpoints).items():
+        source = PrometheusQuerySource(url, scraped)
         plan.sources.append(source)
         _plan_prometheus(source, plan)
-    return plan
 
 
 def telemetry_for_run(plan: LaunchPlan) -> tuple[LaunchPlan, list[GpuSource], list[str]]:
@@ -243,7 +254,9 @@ def telemetry_for_run(plan: LaunchPlan) -> tuple[LaunchPlan, list[GpuSource], li
     telemetry = plan_gpu_telemetry(plan.profile)
     plan = plan.with_gpus(telemetry.endpoint_gpus)
     sources = list(telemetry.sources)
-    simulated = [e for e in plan.profile.endpoints if e.telemetry == "sim" and e.sim is not None]
+    simulated = [
+        e for e in plan.profile.endpoints if e.telemetry.kind == "sim" and e.sim is not None
+    ]
     if simulated:
         sources.append(SimGpuSource.for_endpoints(simulated))
     return plan, sources, list(telemetry.messages)
@@ -256,7 +269,7 @@ def gpu_sources_for(profile: Profile) -> tuple[list[GpuSource], list[str]]:
 
 
 def _plan_nvml(
-    endpoints: list[Endpoint], open_nvml: Callable[[], NvmlSource], plan: GpuTelemetryPlan
+    endpoints: list[Endpoint], plan: GpuTelemetryPlan, open_nvml: Callable[[], NvmlSource]
 ) -> None:
     try:
         source = open_nvml()
@@ -332,3 +345,13 @@ def _dcgm_gpus(endpoints: list[Endpoint], plan: GpuTelemetryPlan) -> list[int | 
             continue
         gpus.append(endpoint.gpu)
     return gpus or None
+
+
+Planner = Callable[[list[Endpoint], GpuTelemetryPlan, Callable[[], NvmlSource]], None]
+# How each kind of telemetry read on this host or from a URL becomes sources (and each
+# endpoint's GPU index): a new kind is an entry here beside its name in config.telemetry_choice.
+PLANNERS: dict[TelemetryKind, Planner] = {
+    "nvml": _plan_nvml,
+    "dcgm": _plan_dcgm,
+    "prometheus": _plan_prometheus_servers,
+}

@@ -42,7 +42,7 @@ class SimGpuSource:
         cls, endpoints: Sequence[Endpoint], *, timeout_s: float = DEFAULT_TIMEOUT_S
     ) -> SimGpuSource:
         """A source for the endpoints whose telemetry is ``sim``."""
-        simulated = [e for e in endpoints if e.telemetry == "sim"]
+        simulated = [e for e in endpoints if e.telemetry.kind == "sim"]
         return cls(
             [e.url for e in simulated],
             timeout_s=timeout_s,

@@ -11,6 +11,7 @@ from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.profile import Endpoint, Profile, RunPlan, SimSpec
 from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.config.telemetry_choice import Telemetry
 from nvfp4_tui.core.events import Event, PhaseFinished, RequestFinished
 from nvfp4_tui.sim.fleet import SimFleet
 
@@ -31,7 +32,7 @@ def fast_endpoint() -> Endpoint:
         model="current",
         gpu=0,
         model_class="moe",
-        telemetry="sim",
+        telemetry=Telemetry("sim"),
         sim=spec,
     )
 

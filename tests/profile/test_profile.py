@@ -298,8 +298,8 @@ def test_run_level_telemetry_is_every_endpoints_default(tmp_path: Path) -> None:
     second = second.replace("gpu = 0", "gpu = 1")
     text += "[[endpoint]]" + second.replace('class = "moe"', 'class = "moe"\ntelemetry = "nvml"')
     profile = load_profile(write(tmp_path, text))
-    assert profile.run.telemetry == "prometheus:http://prom:9090"
-    assert [e.telemetry for e in profile.endpoints] == ["prometheus:http://prom:9090", "nvml"]
+    assert str(profile.run.telemetry) == "prometheus:http://prom:9090"
+    assert [str(e.telemetry) for e in profile.endpoints] == ["prometheus:http://prom:9090", "nvml"]
     bad = write(
         tmp_path, GOOD.replace('suites = ["english"]', 'suites = ["english"]\ntelemetry = "prom"')
     )

@@ -16,6 +16,7 @@ from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.profile import Endpoint, Profile, RunPlan, SimSpec
 from nvfp4_tui.config.suites import Prompt, Suite, load_suites
+from nvfp4_tui.config.telemetry_choice import Telemetry
 from nvfp4_tui.core.events import Event, RequestFinished
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.scoring.verify import score_verified_async
@@ -41,7 +42,7 @@ def sim_endpoint(endpoint_id: str, quality: float, gpu: int) -> Endpoint:
         model="current",
         gpu=gpu,
         model_class="moe",
-        telemetry="sim",
+        telemetry=Telemetry("sim"),
         sim=spec,
     )
 

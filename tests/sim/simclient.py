@@ -10,6 +10,7 @@ from typing import Any
 import aiohttp
 
 from nvfp4_tui.config.profile import Endpoint, FaultSpec, SimSpec
+from nvfp4_tui.config.telemetry_choice import Telemetry
 
 MODEL = "current"
 ESSAY_PROMPT = "Write a short essay about trust in institutions and the printing press."
@@ -28,7 +29,7 @@ def make_endpoint(endpoint_id: str = "sim0", gpu: int = 0, **spec: Any) -> Endpo
         model=MODEL,
         gpu=gpu,
         model_class="moe",
-        telemetry="sim",
+        telemetry=Telemetry("sim"),
         sim=make_spec(**spec),
     )
 

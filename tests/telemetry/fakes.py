@@ -16,6 +16,7 @@ import pynvml
 import pytest
 
 from nvfp4_tui.config.profile import Endpoint, Profile, RunPlan
+from nvfp4_tui.config.telemetry_choice import Telemetry, parse_telemetry
 
 MIB = 1024 * 1024
 
@@ -156,8 +157,14 @@ def endpoint(
         model="current",
         gpu=gpu,
         model_class="moe",
-        telemetry=telemetry,
+        telemetry=_telemetry(telemetry),
     )
+
+
+def _telemetry(text: str) -> Telemetry:
+    parsed = parse_telemetry(text, lambda url: url.startswith("http"))
+    assert parsed is not None, text
+    return parsed
 
 
 def profile_of(*endpoints: Endpoint) -> Profile:

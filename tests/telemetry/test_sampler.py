@@ -235,3 +235,15 @@ def test_sampling_nvml_through_the_sampler(monkeypatch: pytest.MonkeyPatch) -> N
     assert sampler.stop(timeout_s=5)
     assert [s.gpu for s in got.batches[0]] == [1]
     assert fake.shutdowns == 1
+
+
+def test_every_kind_a_profile_may_name_is_planned_or_plugged_in_by_its_owner() -> None:
+    """A kind read on this host or from a URL has its planner; "sim" (the simulator's source,
+    added by its owner) and "none" have none."""
+    from typing import get_args
+
+    from nvfp4_tui.config.telemetry_choice import URL_KINDS, TelemetryKind
+    from nvfp4_tui.telemetry.sampler import PLANNERS
+
+    assert set(PLANNERS) == {"nvml", *URL_KINDS}
+    assert set(get_args(TelemetryKind)) - set(PLANNERS) == {"sim", "none"}
