@@ -13,17 +13,27 @@ from tests.support.factories import Shift, endpoint_info, seeded_run
 
 POLL_S = 0.02
 POLL_TRIES = 250  # 5 s at most
+# A replay's jump folds thousands of events on a thread: 60 s at most, on a box under load.
+SETTLE_TRIES = 3000
 
 
 async def settle_replay(pilot: Pilot, source: ReplaySource) -> None:
-    """Wait until the replay has delivered everything due at its (paused) position and the
-    screen shows it."""
+    """Wait until the replay has delivered everything due at its (paused) position, the app has
+    folded all of it into its state (a large batch is folded on a thread, which a busy machine
+    makes slow), and the screen shows it."""
     app = pilot.app
     assert isinstance(app, FleetApp)
-    for _ in range(POLL_TRIES):
+    for _ in range(SETTLE_TRIES):
         await pilot.pause(POLL_S)
-        if source.wait_s() is None or source.at_end:
+        due = source.wait_s() is not None and not source.at_end
+        folded = app.state.version + app.state.dropped
+        if not due and folded >= source.events_delivered:
             break
+    else:
+        raise AssertionError(
+            f"the replay never settled: {source.events_delivered} events delivered, "
+            f"{app.state.version + app.state.dropped} folded"
+        )
     await pilot.pause()
     app.redraw()
     await pilot.pause(0.1)

@@ -239,6 +239,9 @@ class FleetScreen(StateScreen):
         if self._totals.display:
             self._totals.show(fleet_totals(state.endpoints.values(), spark_end_t))
         for pane in self._pane_list:
+            # Here, not only on Resize, which a pane shown by a switch of view may never get:
+            # its whole name would stay, cut by Textual mid-word.
+            pane.fit_title()
             endpoint = state.endpoints.get(pane.endpoint_id)
             if endpoint is None:
                 continue

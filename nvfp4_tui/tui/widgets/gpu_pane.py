@@ -398,13 +398,19 @@ class GpuPane(Vertical, can_focus=True):
 
     def _title_for(self, width: int) -> None:
         # Textual would cut the border title mid-word ("Huihui Gemma4-2…"): cut it at a word.
+        self._titled_w = width
         room = width - TITLE_FRAME_W - len(self._gpu_tag) - 3
         self.border_title = Content.assemble(
             (self._gpu_tag, "bold"), " · ", fit_words(self._label, room)
         )
 
+    def fit_title(self) -> None:
+        """The name cut to the pane's width, once that width is known or when it changed."""
+        if self.outer_size.width and self.outer_size.width != self._titled_w:
+            self._title_for(self.outer_size.width)
+
     def on_resize(self, event: Resize) -> None:
-        self._title_for(self.outer_size.width)
+        self.fit_title()
 
     def on_click(self) -> None:
         self.post_message(self.Selected(self.endpoint_id))
