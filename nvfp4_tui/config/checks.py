@@ -48,21 +48,14 @@ import math
 import threading
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from jsonschema import Draft202012Validator, SchemaError
 
 from nvfp4_tui.config.tomlcheck import Table, a_list_of, a_number, a_string, an_int, one_of
 
 ScorerName = Literal["math", "code_tests", "tool_schema", "japanese", "coverage", "choice"]
-SCORER_NAMES: tuple[ScorerName, ...] = (
-    "math",
-    "code_tests",
-    "tool_schema",
-    "japanese",
-    "coverage",
-    "choice",
-)
+SCORER_NAMES: tuple[ScorerName, ...] = get_args(ScorerName)
 # The suite kind each scorer is written for.
 SCORER_KINDS: dict[ScorerName, str] = {
     "math": "math",

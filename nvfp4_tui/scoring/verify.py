@@ -24,10 +24,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
+from nvfp4_tui.config.checks import PromptCheck, ScorerName
 from nvfp4_tui.config.suites import Prompt, Suite
 from nvfp4_tui.scoring.choice_check import score_choice
 from nvfp4_tui.scoring.code_check import score_code
@@ -51,34 +53,58 @@ def split_reasoning(answer_text: str) -> tuple[str, int]:
     return (_THINK.sub("", answer_text), cut) if cut else (answer_text, 0)
 
 
-def _score(
-    suite: Suite,
-    prompt: Prompt,
-    answer: str,
-    tool_calls: Sequence[dict[str, Any]],
-    limits: SandboxLimits | None,
-    use_bwrap: bool | None,
-) -> tuple[float, str]:
-    if suite.scorer == "tool_schema":
-        return score_tool_schema(prompt, answer, tool_calls)
-    if not answer.strip():
-        return 0.0, "empty"
-    check = prompt.check
-    if check is None:
-        raise ValueError(f"{suite.name}/{prompt.id}: no [prompt.check] for scorer {suite.scorer}")
-    if suite.scorer == "math":
-        return score_math(check, answer)
-    if suite.scorer == "code_tests":
-        return score_code(check, answer, limits=limits, use_bwrap=use_bwrap)
-    if suite.scorer == "japanese":
-        return score_japanese(check, answer)
-    if suite.scorer == "choice":
-        return score_choice(check, answer)
-    if suite.min_words is None:
-        raise ValueError(f"suite {suite.name!r} of kind text has no min_words")
-    heuristic, _ = score_text(answer, suite.min_words)
-    part_score, part_detail = coverage(check.parts, answer)
+@dataclass(frozen=True)
+class Answered:
+    """One answer to score, with what its scorer may need."""
+
+    suite: Suite
+    prompt: Prompt
+    answer: str
+    tool_calls: Sequence[dict[str, Any]]
+    limits: SandboxLimits | None
+    use_bwrap: bool | None
+
+    @property
+    def check(self) -> PromptCheck:
+        check = self.prompt.check
+        if check is None:
+            raise ValueError(
+                f"{self.suite.name}/{self.prompt.id}: no [prompt.check] for scorer "
+                f"{self.suite.scorer}"
+            )
+        return check
+
+
+Scorer = Callable[[Answered], tuple[float, str]]
+
+
+def _covered(answered: Answered) -> tuple[float, str]:
+    min_words = answered.suite.min_words
+    if min_words is None:
+        raise ValueError(f"suite {answered.suite.name!r} of kind text has no min_words")
+    heuristic, _ = score_text(answered.answer, min_words)
+    part_score, part_detail = coverage(answered.check.parts, answered.answer)
     return (heuristic + part_score) / 2, f"{part_detail}|heuristic:{heuristic:.2f}"
+
+
+# Each scorer a suite may name (config.checks.SCORER_NAMES), by that name: a new one is its
+# module under scoring/, its name and check keys in config.checks, and its line here.
+SCORERS: dict[ScorerName, Scorer] = {
+    "math": lambda a: score_math(a.check, a.answer),
+    "code_tests": lambda a: score_code(a.check, a.answer, limits=a.limits, use_bwrap=a.use_bwrap),
+    "tool_schema": lambda a: score_tool_schema(a.prompt, a.answer, a.tool_calls),
+    "japanese": lambda a: score_japanese(a.check, a.answer),
+    "choice": lambda a: score_choice(a.check, a.answer),
+    "coverage": _covered,
+}
+# Scorers of the calls an answer made, not of its text: an answer of calls alone is no empty one.
+SCORES_CALLS: frozenset[ScorerName] = frozenset({"tool_schema"})
+
+
+def _score(scorer: ScorerName, answered: Answered) -> tuple[float, str]:
+    if scorer not in SCORES_CALLS and not answered.answer.strip():
+        return 0.0, "empty"
+    return SCORERS[scorer](answered)
 
 
 def score_verified(
@@ -99,7 +125,8 @@ def score_verified(
     if suite.scorer is None:
         return None
     answer, inline_reasoning_chars = split_reasoning(answer_text)
-    score, detail = _score(suite, prompt, answer, tool_calls or (), limits, use_bwrap)
+    answered = Answered(suite, prompt, answer, tool_calls or (), limits, use_bwrap)
+    score, detail = _score(suite.scorer, answered)
     reasoning_chars = len(reasoning_text) + inline_reasoning_chars
     if reasoning_chars:
         detail += f"|reasoning_chars:{reasoning_chars}"
