@@ -7,7 +7,7 @@
    extrapolated to 1M requests.
 3. A snapshot of 1M requests and 10M GPU samples built with polars directly in the store's schema
    (``store.schema.SCHEMAS``): the time of ``nvfp4-tui report`` on it and of its steps (open,
-   request events, ``report.leaderboard_rows``); of a replay's start, its first frame and a
+   request events, ``report.board_of``); of a replay's start, its first frame and a
    seek to the end (``ReplaySource``); and the peak RSS of each. ``--quick`` builds a twentieth
    of it and extrapolates linearly.
 
@@ -44,7 +44,7 @@ from nvfp4_tui.core.events import (
     RunStarted,
 )
 from nvfp4_tui.core.state import FleetState
-from nvfp4_tui.output.report import leaderboard_rows, render
+from nvfp4_tui.output.report import board_of, render
 from nvfp4_tui.sim.answers import ChatRequest, compose
 from nvfp4_tui.sim.tokens import split_tokens
 from nvfp4_tui.sources.replay import ReplaySource
@@ -371,7 +371,7 @@ def _lean_leaderboard(path: Path) -> list[Any]:
         if name in SCHEMAS["requests"]:
             requests = requests.with_columns(pl.lit(None, dtype=pl.String).alias(name))
     events = frame_to_events("events", pl.read_parquet(path / "events.parquet"))
-    return leaderboard_rows(requests, events)
+    return board_of(requests, events).rows
 
 
 def _report_numbers(path: str) -> dict[str, Any]:
@@ -380,7 +380,7 @@ def _report_numbers(path: str) -> dict[str, Any]:
     _, report_s = _timed(lambda: render(Path(path), "text"))
     snapshot, open_s = _timed(lambda: open_snapshot(Path(path)))
     events, events_s = _timed(snapshot.report_events)
-    rows, frame_s = _timed(lambda: leaderboard_rows(snapshot.requests(), snapshot.run_events()))
+    rows, frame_s = _timed(lambda: board_of(snapshot.requests(), snapshot.run_events()).rows)
     _, lean_s = _timed(lambda: _lean_leaderboard(Path(path)))
     return {
         "events": snapshot.event_count,
@@ -439,7 +439,7 @@ def _leaderboard_in_memory(count: int) -> dict[str, Any]:
     """The target itself, measured (not extrapolated): the requests in memory, the run events."""
     requests = _big_requests(count)
     events = _run_events(count)
-    times = [_timed(lambda: leaderboard_rows(requests, events))[1] for _ in range(3)]
+    times = [_timed(lambda: board_of(requests, events).rows)[1] for _ in range(3)]
     return {"requests": requests.height, "leaderboard_s_median": sorted(times)[1], "runs_s": times}
 
 
@@ -478,7 +478,7 @@ def targets(numbers: dict[str, Any]) -> list[Target]:
     return [
         Target(
             "leaderboard on 1M requests",
-            f"< {TARGET_LEADERBOARD_S:g} s (report.leaderboard_rows on the requests frame)",
+            f"< {TARGET_LEADERBOARD_S:g} s (report.board_of on the requests frame)",
             f"{frame_s:.2f} s on {board['requests']:,} rows",
             frame_s < TARGET_LEADERBOARD_S if full_size else None,
         )
@@ -512,7 +512,7 @@ def report(numbers: dict[str, Any]) -> list[str]:
         ("`nvfp4-tui report` (open, every table, the chart)", "report_s"),
         ("  open_snapshot (frames; run events decoded)", "open_snapshot_s"),
         ("  Snapshot.report_events() (run events; no SLO: no request)", "report_events_s"),
-        ("  leaderboard_rows(requests frame, run events)", "leaderboard_on_frame_s"),
+        ("  board_of(requests frame, run events).rows", "leaderboard_on_frame_s"),
         ("lean: read all but free text + run events, leaderboard", "lean_open_to_leaderboard_s"),
         ("replay start: ReplaySource(path)", "replay_start_s"),
         ("replay first frame: start + the state at t=0", "replay_first_frame_s"),
@@ -523,7 +523,7 @@ def report(numbers: dict[str, Any]) -> list[str]:
     board = numbers["leaderboard_in_memory"]
     opened.append(
         [
-            f"leaderboard_rows on {board['requests']:,} rows in memory (measured)",
+            f"board_of(...).rows on {board['requests']:,} rows in memory (measured)",
             "—",
             f"{board['leaderboard_s_median']:.2f}",
         ]

@@ -219,9 +219,6 @@ class EndpointState:
         """The running quality on one suite, every load level together."""
         return self.figures.suite_quality(self.id, suite, score_name)
 
-    def quality_overall_stats(self, score_name: str = DEFAULT_SCORE) -> StatsSummary:
-        return self.figures.suite_quality(self.id, None, score_name)
-
     def suites(self) -> tuple[str, ...]:
         """Suites in plan order, then any seen only in requests."""
         seen = dict.fromkeys(p.suite for p in self._phases.values())

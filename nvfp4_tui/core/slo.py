@@ -197,16 +197,6 @@ class LoadPoint:
 
 
 @dataclass(frozen=True, slots=True)
-class SloSummary:
-    """An endpoint's counted requests over all its phases."""
-
-    requests: int
-    met: int
-    attainment: float | None
-    goodput_rps: float | None  # met / summed phase windows
-
-
-@dataclass(frozen=True, slots=True)
 class CapacityRow:
     """Capacity at SLO of one endpoint (stable keys: the report's ``kind = "capacity"`` rows)."""
 
@@ -444,12 +434,6 @@ class LoadTracker:
 
     def phases(self) -> tuple[PhaseSlo, ...]:
         return tuple(self._phases[i].read(i) for i in sorted(self._phases))
-
-    def overall(self) -> SloSummary:
-        requests = sum(a.requests for a in self._phases.values())
-        met = sum(a.met for a in self._phases.values())
-        window = math.fsum(a.window_s or 0.0 for a in self._phases.values())
-        return SloSummary(requests, met, _ratio(met, requests), _ratio(met, window))
 
     def points(self) -> tuple[LoadPoint, ...]:
         """One point per load level with counted requests, lowest load first; phases that never

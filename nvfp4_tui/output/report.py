@@ -33,7 +33,6 @@ from nvfp4_tui.core.figures.leaderboard import (
     STEADY_SHARE,
     CellTotals,
     LeaderboardFold,
-    LeaderRow,
     LevelRow,
     Moments,
     PhaseFacts,
@@ -257,10 +256,6 @@ def board_of(requests: pl.DataFrame, events: Sequence[Event]) -> Board:
         planned_loads=tuple(dict.fromkeys(Load.of_plan(p) for p in planned)),
         benchmarks=tuple(benchmarks.values()),
     )
-
-
-def leaderboard_rows(requests: pl.DataFrame, events: Sequence[Event]) -> tuple[LeaderRow, ...]:
-    return board_of(requests, events).rows
 
 
 def _plan_suites(events: Sequence[Event], requests: pl.DataFrame) -> list[str]:

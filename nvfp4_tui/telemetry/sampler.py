@@ -262,12 +262,6 @@ def telemetry_for_run(plan: LaunchPlan) -> tuple[LaunchPlan, list[GpuSource], li
     return plan, sources, list(telemetry.messages)
 
 
-def gpu_sources_for(profile: Profile) -> tuple[list[GpuSource], list[str]]:
-    """The GPU sources the profile's endpoints ask for, and the one-line messages to show."""
-    plan = plan_gpu_telemetry(profile)
-    return plan.sources, plan.messages
-
-
 def _plan_nvml(
     endpoints: list[Endpoint], plan: GpuTelemetryPlan, open_nvml: Callable[[], NvmlSource]
 ) -> None:

@@ -10,7 +10,7 @@ import pytest
 from nvfp4_tui.cli import main
 from nvfp4_tui.core.events import GpuSample, RequestFinished
 from nvfp4_tui.core.state import FleetState
-from nvfp4_tui.output.report import leaderboard_rows
+from nvfp4_tui.output.report import board_of
 from nvfp4_tui.store.legacy import LegacyError, import_legacy, read_legacy, recorded_in_flight
 from nvfp4_tui.store.reader import open_snapshot
 
@@ -28,7 +28,7 @@ def test_the_report_reproduces_the_legacy_summary(legacy, tmp_path: Path) -> Non
     snapshot = open_snapshot(import_legacy(path, tmp_path / "snapshots" / "seed"))
     rows = {
         (r.endpoint, r.suite, r.concurrency): r
-        for r in leaderboard_rows(snapshot.requests(), snapshot.events())
+        for r in board_of(snapshot.requests(), snapshot.events()).rows
     }
     assert len(rows) == len(body["summary"])
     checked = 0

@@ -295,8 +295,8 @@ def test_quality_stats_per_suite_with_a_wilson_interval(fleet: FleetState) -> No
     # Wilson at n = 1 is wide, and still inside [0, 1], unlike t's (undefined) one.
     assert math_stats.ci95_low is not None and 0 <= math_stats.ci95_low < 0.2
     assert math_stats.ci95_high is not None and 0.2 < math_stats.ci95_high <= 1
-    assert a.quality_overall_stats(HEURISTIC).n == 5
-    assert a.quality_overall_stats(HEURISTIC).mean == pytest.approx(3.2 / 5)
+    assert a.figures.suite_quality(a.id, None, HEURISTIC).n == 5
+    assert a.figures.suite_quality(a.id, None, HEURISTIC).mean == pytest.approx(3.2 / 5)
     assert a.quality_stats("coding", HEURISTIC).n == 0
     assert a.quality_stats("english", VERIFIED).n == 0  # each score kept apart
 

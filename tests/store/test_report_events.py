@@ -16,7 +16,7 @@ from nvfp4_tui.core.events import (
     ServerSample,
 )
 from nvfp4_tui.core.slo import capacity_points
-from nvfp4_tui.output.report import leaderboard_rows, load_json_rows
+from nvfp4_tui.output.report import board_of, load_json_rows
 from nvfp4_tui.store.reader import open_snapshot
 from tests.support.factories import T0, endpoint_info, request, write_snapshot
 
@@ -97,4 +97,4 @@ def test_the_report_reads_the_same_from_them_as_from_every_event(tmp_path: Path)
     assert points == capacity_points(everything)
     assert load_json_rows(chosen) == load_json_rows(everything)
     requests = snapshot.requests()
-    assert leaderboard_rows(requests, chosen) == leaderboard_rows(requests, everything)
+    assert board_of(requests, chosen).rows == board_of(requests, everything).rows

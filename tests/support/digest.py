@@ -103,7 +103,7 @@ def _endpoint_digest(e: EndpointState) -> dict[str, Any]:
         "quality_overall": {
             name: _stats_digest(stats)
             for name in sorted(SCORE_NAMES)
-            if (stats := e.quality_overall_stats(name)).n
+            if (stats := e.figures.suite_quality(e.id, None, name)).n
         },
         "leaderboard": [_leader_digest(row) for row in e.leaderboard()],
         "last_error": None

@@ -10,7 +10,7 @@ import pytest
 from nvfp4_tui.core.events import GpuSample
 from nvfp4_tui.telemetry.dcgm import DcgmSource
 from nvfp4_tui.telemetry.nvml import NvmlSource
-from nvfp4_tui.telemetry.sampler import GpuSampler, gpu_sources_for, plan_gpu_telemetry
+from nvfp4_tui.telemetry.sampler import GpuSampler, plan_gpu_telemetry
 from tests.telemetry.fakes import FakeGpu, endpoint, install_fake_nvml, profile_of
 
 
@@ -200,7 +200,8 @@ def test_nvml_unavailable_is_a_message_not_a_failure(monkeypatch: pytest.MonkeyP
         endpoint("b", "http://127.0.0.1:8017", gpu=1),
         endpoint("c", "http://10.0.0.7:8000", gpu=None, telemetry="dcgm:http://node7:9400/metrics"),
     )
-    sources, messages = gpu_sources_for(profile)
+    planned = plan_gpu_telemetry(profile)
+    sources, messages = planned.sources, planned.messages
     assert messages == [
         "GPU telemetry unavailable: NVML init failed: NVML Shared Library Not Found"
     ]
@@ -209,7 +210,8 @@ def test_nvml_unavailable_is_a_message_not_a_failure(monkeypatch: pytest.MonkeyP
 
 def test_no_named_gpu_samples_the_whole_box(monkeypatch: pytest.MonkeyPatch) -> None:
     install_fake_nvml(monkeypatch, [FakeGpu(uuid=u) for u in UUIDS])
-    sources, messages = gpu_sources_for(profile_of(endpoint("a", gpu=None)))
+    planned = plan_gpu_telemetry(profile_of(endpoint("a", gpu=None)))
+    sources, messages = planned.sources, planned.messages
     assert messages == []
     assert [s.gpu for s in sources[0].sample(1.0)] == [0, 1, 2]
     sources[0].close()
@@ -217,7 +219,8 @@ def test_no_named_gpu_samples_the_whole_box(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_unresolvable_auto_closes_nvml(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = install_fake_nvml(monkeypatch, [FakeGpu(uuid=u) for u in UUIDS])
-    sources, messages = gpu_sources_for(profile_of(endpoint("a", "http://127.0.0.1:1", gpu="auto")))
+    planned = plan_gpu_telemetry(profile_of(endpoint("a", "http://127.0.0.1:1", gpu="auto")))
+    sources, messages = planned.sources, planned.messages
     assert sources == []
     assert messages == [
         "endpoint a: gpu = 'auto': no GPU process found serving port 1 on this host"
@@ -227,7 +230,7 @@ def test_unresolvable_auto_closes_nvml(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_sampling_nvml_through_the_sampler(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = install_fake_nvml(monkeypatch, [FakeGpu(uuid=u) for u in UUIDS])
-    sources, _ = gpu_sources_for(profile_of(endpoint("a", gpu=1)))
+    sources = plan_gpu_telemetry(profile_of(endpoint("a", gpu=1))).sources
     got = Collector(wanted=2)
     sampler = GpuSampler(sources, got.on_samples, rate_hz=50)
     sampler.start()
