@@ -40,7 +40,7 @@ from nvfp4_tui.tui.widgets.fit_line import FitLine
 from nvfp4_tui.tui.widgets.gpu_pane import status_content
 from nvfp4_tui.tui.widgets.keys_footer import KeysFooter
 from nvfp4_tui.tui.widgets.live_table import Cell, Column, LiveTable, Row
-from nvfp4_tui.tui.widgets.ticks import nice_xticks, nice_yticks
+from nvfp4_tui.tui.widgets.ticks import ROWS_PER_TICK, nice_ticks, nice_xticks, nice_yticks
 
 TWO_CHART_ROWS_H = 30  # terminal rows from which the detail shows both rows of charts
 CHART_INTERVAL_S = 0.5  # plotext renders at most twice a second
@@ -475,16 +475,18 @@ class DetailScreen(StateScreen):
                     plt.plot(*series, marker="braille", color=color, yside="right")
             # textual_plotext's stub types a side as float; plotext takes "left" or "right".
             plt.ylim(0, queue_top * 1.1, yside="right")  # type: ignore[arg-type]
-            ticks = list(range(0, queue_top + 1, math.ceil(queue_top / 4)))
-            plt.yticks(ticks, yside="right")  # type: ignore[arg-type]
+            columns, rows = plot_cells(chart)
+            # Whole requests only: a queue of one reads 0 and 1, not 0, 0.5 and 1.
+            ticks = [t for t in nice_ticks(0, queue_top, rows // ROWS_PER_TICK + 1) if t % 1 == 0]
+            plt.yticks(ticks, [f"{t:.0f}" for t in ticks], yside="right")  # type: ignore[arg-type]
             if kv[0]:
                 plt.plot(*kv, marker="braille", color=colors.primary)
             kv_top = max(kv[1], default=0.0)
             kv_scale = next((s for s in KV_SCALES_PCT if s >= kv_top * 1.1), KV_SCALES_PCT[-1])
             plt.ylim(0, kv_scale * 1.1)
-            plt.yticks([0, kv_scale / 2, kv_scale], ["0", f"{kv_scale / 2:g}", f"{kv_scale}"])
+            nice_yticks(plt, 0, kv_scale, rows)
             plt.xlim(0, span_s)
-            nice_xticks(plt, 0, span_s, plot_cells(chart)[0], unit="s")
+            nice_xticks(plt, 0, span_s, columns, unit="s")
 
         return paint
 

@@ -276,13 +276,14 @@ class RunSummary(HeaderLine[SummaryLine]):
             (r.run_name, "bold"),
             (f" ×{r.time_scale:g}", "bold $warning") if r.time_scale != 1.0 else "",
             (" ⚠ behind", "bold $error") if r.behind_s is not None else "",
+            # Before the rest, where a narrow header cuts it last.
+            (" ⚠ client busy", "bold $warning") if busy else "",
             " ",
             (compact_label, style),
             " ",
             *compact,
             "  ",
             (f"{r.errors} err", errors_style),
-            ("  ⚠ client busy", "bold $warning") if busy else "",
         )
 
 
