@@ -12,13 +12,14 @@ import sys
 from pathlib import Path
 
 from nvfp4_tui.bench.worker import WorkerSpec
+from nvfp4_tui.config.keymap import keymap_path, load_keymap
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.figures.comparison import Comparison
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.sources.base import EventSource
 from nvfp4_tui.sources.live import LiveSource
-from nvfp4_tui.tui.app import FleetApp
+from nvfp4_tui.tui.app import FleetApp, binding_ids
 
 # The worker's exit codes that are the run's own outcome, passed on as the command's: completed,
 # bad output directory, every endpoint down, a server that died, stopped (by the UI, or a signal).
@@ -49,8 +50,10 @@ def run_with_ui(plan: LaunchPlan, out_root: Path) -> int:
 
 def _show(source: EventSource, title: str | None = None) -> FleetApp:
     """Run the monitor on ``source`` until the user quits, then print what it leaves to say: the
-    run's notes, what could not be read, and why the source failed."""
-    app = FleetApp(source, title=title)
+    run's notes, what could not be read, and why the source failed. A bad keymap file is a
+    ConfigError before anything starts."""
+    path, named = keymap_path()
+    app = FleetApp(source, title=title, keymap=load_keymap(path, binding_ids(), required=named))
 
     async def main() -> None:
         try:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import ClassVar
 
 from textual import work
 from textual.app import App, SystemCommand
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from nvfp4_tui.core.figures.scores import DEFAULT_SCORE, HEURISTIC, JUDGE, SCORE_LABELS, VERIFIED
@@ -81,9 +81,12 @@ class FleetApp(ScreenshotsHere[int]):
         clock: Callable[[], float] | None = None,
         state: FleetState | None = None,
         title: str | None = None,
+        keymap: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.source = source
+        # The user's keys by binding id (config.keymap), that the help and palette show too.
+        self.user_keymap = dict(keymap or {})
         self.clock = clock or source.clock
         self.state = state if state is not None else FleetState()
         self.generation = 0  # bumped whenever ``state`` is replaced by a fresh one
@@ -106,6 +109,8 @@ class FleetApp(ScreenshotsHere[int]):
     # ---- lifecycle
 
     def on_mount(self) -> None:
+        if self.user_keymap:
+            self.set_keymap(self.user_keymap)
         self.consume_source()
         self.set_interval(1 / REFRESH_HZ, self._tick)
 
@@ -295,18 +300,8 @@ class FleetApp(ScreenshotsHere[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            replay = "Replay" if self.source.capabilities.playback else "Replay (replays only)"
-            sections = (
-                ("Everywhere", GENERAL_BINDINGS),
-                (replay, REPLAY_BINDINGS),
-                ("Fleet: grid, compact and table views", FleetScreen.BINDINGS),
-                ("Detail", DetailScreen.BINDINGS),
-                ("Statistics (from the detail)", StatisticsScreen.BINDINGS),
-                ("Leaderboard", LeaderboardScreen.BINDINGS),
-                ("Quit dialog", ConfirmQuitScreen.BINDINGS),
-                ("This help", HelpScreen.BINDINGS),
-            )
-            self.push_screen(HelpScreen(sections))
+            sections = help_sections(self.source.capabilities.playback)
+            self.push_screen(HelpScreen(sections, self.user_keymap))
 
     async def action_toggle_pause(self) -> None:
         if not (self.source.capabilities.pause_sending and self.run_active):
@@ -360,3 +355,28 @@ class FleetApp(ScreenshotsHere[int]):
             self.notify("Stopping the run and finishing its snapshot…", timeout=30)
         await self.source.close()
         self.exit(0)
+
+
+def help_sections(playback: bool) -> tuple[tuple[str, list[BindingType]], ...]:
+    """Every screen's keys, as the Keys screen lists them."""
+    replay = "Replay" if playback else "Replay (replays only)"
+    return (
+        ("Everywhere", list(GENERAL_BINDINGS)),
+        (replay, list(REPLAY_BINDINGS)),
+        ("Fleet: grid, compact and table views", FleetScreen.BINDINGS),
+        ("Detail", DetailScreen.BINDINGS),
+        ("Statistics (from the detail)", StatisticsScreen.BINDINGS),
+        ("Leaderboard", LeaderboardScreen.BINDINGS),
+        ("Quit dialog", ConfirmQuitScreen.BINDINGS),
+        ("This help", HelpScreen.BINDINGS),
+    )
+
+
+def binding_ids() -> frozenset[str]:
+    """The id of every binding the monitor has: what a user's keymap may name."""
+    return frozenset(
+        b.id
+        for _, bindings in help_sections(playback=True)
+        for b in bindings
+        if isinstance(b, Binding) and b.id
+    )

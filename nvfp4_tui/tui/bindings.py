@@ -3,6 +3,8 @@ palette all read their keys and actions from here."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from textual.binding import Binding
 from textual.keys import format_key
 
@@ -41,10 +43,12 @@ def app_binding(binding_id: str) -> Binding:
 KEY_NAMES = {"enter": "enter"}
 
 
-def key_label(binding: Binding) -> str:
+def key_label(binding: Binding, keymap: Mapping[str, str] | None = None) -> str:
     """The key as a person reads it: its display form, else each of its keys by Textual's
-    display name ("esc / q / ?", not "escape,q,question_mark")."""
-    if binding.key_display:
+    display name ("esc / q / ?", not "escape,q,question_mark"); the user's keys where their
+    ``keymap`` (config.keymap) gives the binding others."""
+    mapped = (keymap or {}).get(binding.id or "")
+    if mapped is None and binding.key_display:
         return binding.key_display
-    keys = (k.strip() for k in binding.key.split(","))
+    keys = (k.strip() for k in (mapped or binding.key).split(","))
     return " / ".join(KEY_NAMES.get(k) or format_key(k) for k in keys)

@@ -30,7 +30,7 @@ class FleetCommands(Provider):
             # The key and the action come from the binding, so the palette says what the key does.
             binding = app_binding(binding_id)
             run = partial(self._run, app, binding.action)
-            return name, f"{help_text} ({key_label(binding)})", run
+            return name, f"{help_text} ({key_label(binding, app.user_keymap)})", run
 
         commands = [
             bound("Fleet grid", "One pane per endpoint", "grid"),
@@ -84,7 +84,7 @@ class FleetCommands(Provider):
                 commands.append(
                     (
                         binding.description,
-                        f"On this screen ({key_label(binding)})",
+                        f"On this screen ({key_label(binding, app.user_keymap)})",
                         partial(self._run_on, screen, binding.action),
                     )
                 )

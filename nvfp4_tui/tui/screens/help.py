@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -68,7 +68,9 @@ def _shown(binding: BindingType) -> bool:
 Line = tuple[str, str]  # (key, what) for a row; ("", title) for a section's title; ("", "")
 
 
-def key_lines(sections: Iterable[tuple[str, Iterable[BindingType]]]) -> list[Line]:
+def key_lines(
+    sections: Iterable[tuple[str, Iterable[BindingType]]], keymap: Mapping[str, str] | None = None
+) -> list[Line]:
     """The sections' keys, each action once: one met again in a later section (esc goes back
     from the detail and from the leaderboard) is left out there."""
     lines: list[Line] = []
@@ -82,7 +84,7 @@ def key_lines(sections: Iterable[tuple[str, Iterable[BindingType]]]) -> list[Lin
             if (binding.key, binding.action) in listed:
                 continue
             listed.add((binding.key, binding.action))
-            rows.append((key_label(binding), binding.description))
+            rows.append((key_label(binding, keymap), binding.description))
         if rows:
             lines += [("", ""), ("", title), *rows]
     lines += [("", ""), ("", "Mouse and palette"), *MOUSE_AND_PALETTE]
@@ -131,16 +133,21 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark", "close", "Close", id="close-help")
     ]
 
-    def __init__(self, sections: Iterable[tuple[str, Iterable[BindingType]]]) -> None:
+    def __init__(
+        self,
+        sections: Iterable[tuple[str, Iterable[BindingType]]],
+        keymap: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__()
         self.sections = tuple(sections)
+        self.keymap = keymap
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body") as body:
             body.border_title = "Keys"
             body.border_subtitle = "↑↓ scroll · esc closes"
             with Container(id="help-columns"):
-                yield KeyList(key_lines(self.sections), id="keys")
+                yield KeyList(key_lines(self.sections, self.keymap), id="keys")
                 yield KeyList(ABBREVIATION_LINES, id="abbreviations")
 
     def on_resize(self, event: Resize) -> None:

@@ -207,7 +207,7 @@ class LeaderboardScreen(StateScreen):
         at = base_text(board)
         score = score_label(score_name)
         following = next_score(state, score_name)  # v cycles verified → heuristic → judge
-        key_v = key_label(app_binding("scores"))
+        key_v = key_label(app_binding("scores"), self.fleet_app.user_keymap)
         switch = f" {key_v}: {score_label(following)}" if following else ""
         # The longest wording that fits: never one cut in the middle of a word.
         name = (one_line(state.run_name), "")
