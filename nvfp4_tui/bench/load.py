@@ -2,8 +2,10 @@
 warm-up and cool-down windows, and the limits that cut a phase short.
 
 An open loop sends request i at its scheduled offset from the phase start: ``i / rate`` for
-``constant`` arrivals, or the sum of i exponential gaps of mean ``1 / rate`` for ``poisson``
-(seeded per run, endpoint and phase, so a rerun sends on the same schedule). The first request
+``constant`` arrivals, or the sum of i random gaps of mean ``1 / rate``: exponential ones for
+``poisson``, gamma ones of shape ``burstiness`` for ``gamma`` (their spread is 1 / sqrt(shape)
+times the mean: below 1 burstier than Poisson, above 1 more even; 1 is Poisson), seeded per run,
+endpoint and phase, so a rerun sends on the same schedule. The first request
 leaves at offset 0. A request that cannot leave on time (the event loop was busy, or every slot
 under ``max_concurrency`` was taken) leaves as soon as it can and carries ``late_s``, how late;
 it is never quietly moved. Requests still due when the phase stops sending are counted as
@@ -28,7 +30,9 @@ Limit = Literal["max_duration", "max_requests", "max_errors", "endpoint_down"]
 Send = Callable[[int, float, float], Awaitable[None]]  # (index, due offset s, late s)
 
 
-def arrival_offsets_s(rate_rps: float, arrivals: str, seed: str) -> Iterator[float]:
+def arrival_offsets_s(
+    rate_rps: float, arrivals: str, seed: str, burstiness: float = 1.0
+) -> Iterator[float]:
     """Send offsets from the phase start, without end; ``seed`` names the phase's draw."""
     if not rate_rps > 0:
         raise ValueError(f"rate must be > 0 requests/s, got {rate_rps!r}")
@@ -37,20 +41,27 @@ def arrival_offsets_s(rate_rps: float, arrivals: str, seed: str) -> Iterator[flo
         while True:
             yield index / rate_rps
             index += 1
-    if arrivals != "poisson":
-        raise ValueError(f'arrivals must be "constant" or "poisson", got {arrivals!r}')
+    if arrivals not in ("poisson", "gamma"):
+        raise ValueError(f'arrivals must be "constant", "poisson" or "gamma", got {arrivals!r}')
+    if not burstiness > 0:
+        raise ValueError(f"burstiness must be > 0, got {burstiness!r}")
     draw = random.Random(seed)  # a str seed is hashed with SHA-512: stable across runs
     offset = 0.0
     while True:
         yield offset
-        offset += draw.expovariate(rate_rps)
+        if arrivals == "poisson":
+            offset += draw.expovariate(rate_rps)
+        else:  # mean shape x scale = 1 / rate
+            offset += draw.gammavariate(burstiness, 1.0 / (rate_rps * burstiness))
 
 
 def phase_schedule(plan: PhasePlan, seed: str) -> list[float]:
     """The phase's send offsets: ``plan.requests`` of them, or all that fall in ``duration_s``."""
     if plan.rate_rps is None:
         raise ValueError("a closed-loop phase has no arrival schedule")
-    offsets = arrival_offsets_s(plan.rate_rps, plan.arrivals or "poisson", seed)
+    offsets = arrival_offsets_s(
+        plan.rate_rps, plan.arrivals or "poisson", seed, plan.burstiness or 1.0
+    )
     if plan.requests is not None:
         return [next(offsets) for _ in range(plan.requests)]
     if plan.duration_s is None:

@@ -37,7 +37,11 @@ from nvfp4_tui.core.events import EndpointInfo
 from nvfp4_tui.core.slo import SloTargets
 
 ModelClass = Literal["moe", "dense"]
-Arrivals = Literal["constant", "poisson"]
+Arrivals = Literal["constant", "poisson", "gamma"]
+ARRIVALS: tuple[Arrivals, ...] = ("constant", "poisson", "gamma")
+# gamma arrivals: the gaps' shape (1: Poisson; below 1 burstier, above 1 more even).
+MAX_BURSTINESS = 1000.0
+_BURSTINESS = f"a number above 0 and at most {MAX_BURSTINESS:g}"
 
 # The seed's scaling run for Qwen3.6 (per-request decode tok/s 170/140/135/73 at c=1/2/4/8),
 # as each request's speed relative to concurrency 1.
@@ -238,6 +242,7 @@ class RunPlan:
     seed: int = 0
     rate_rps: tuple[float, ...] = ()  # open-loop levels; empty: closed loop at ``concurrency``
     arrivals: Arrivals = "poisson"
+    burstiness: float = 1.0  # gamma arrivals only
     max_concurrency: int | None = None  # open loop: the cap on requests in flight
     sweep: SweepSpec | None = None
     # Left out of timing statistics: the first / last requests of each phase, by count or time.
@@ -671,14 +676,19 @@ def _read_load(table: Table) -> dict[str, Any]:
             f"{table.key}.rate",
             "set either concurrency (closed loop) or rate (open loop), not both",
         )
-    for key in ("arrivals", "max_concurrency"):
+    for key in ("arrivals", "burstiness", "max_concurrency"):
         if key in table.data and not open_loop:
             table.problems.add(f"{table.key}.{key}", "only applies with rate (an open loop)")
+    if "burstiness" in table.data and table.data.get("arrivals") != "gamma":
+        table.problems.add(f"{table.key}.burstiness", 'only applies with arrivals = "gamma"')
     count, seconds = an_int(0), a_number(minimum=0)
     return {
         "rate_rps": rate,
         "arrivals": table.get(
-            "arrivals", one_of("constant", "poisson"), '"constant" or "poisson"', "poisson"
+            "arrivals", one_of(*ARRIVALS), '"constant", "poisson" or "gamma"', "poisson"
+        ),
+        "burstiness": table.get(
+            "burstiness", a_number(above=0, maximum=MAX_BURSTINESS), _BURSTINESS, 1.0
         ),
         "max_concurrency": table.get(
             "max_concurrency", an_int(1, MAX_CONCURRENCY), _CONCURRENCY, None
@@ -745,9 +755,9 @@ def load_profile(path: Path) -> Profile:
 
 def _arrivals_option(value: str) -> Arrivals:
     match value:
-        case "constant" | "poisson":
+        case "constant" | "poisson" | "gamma":
             return value
-    raise ConfigError([f'--arrivals: expected "constant" or "poisson", got {value!r}'])
+    raise ConfigError([f'--arrivals: expected "constant", "poisson" or "gamma", got {value!r}'])
 
 
 def with_overrides(
@@ -759,6 +769,7 @@ def with_overrides(
     duration_s: float | None = None,
     rate_rps: tuple[float, ...] | None = None,
     arrivals: str | None = None,
+    burstiness: float | None = None,
     sweep: bool = False,
     workers: int | None = None,
     sample: int | None = None,
@@ -783,6 +794,13 @@ def with_overrides(
         if not run.rate_rps:
             raise ConfigError(["--arrivals: only applies with a rate (--rate, or rate in [run])"])
         run = replace(run, arrivals=chosen)
+    if burstiness is not None:
+        _check_option(
+            "--burstiness", burstiness, a_number(above=0, maximum=MAX_BURSTINESS), _BURSTINESS
+        )
+        if run.arrivals != "gamma":
+            raise ConfigError(["--burstiness: only applies with gamma arrivals (--arrivals gamma)"])
+        run = replace(run, burstiness=burstiness)
     if sweep and run.sweep is None:
         if not (rate_rps or concurrency):  # climb from the profile's first level, not its list
             run = replace(run, concurrency=run.concurrency[:1], rate_rps=run.rate_rps[:1])

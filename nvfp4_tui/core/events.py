@@ -64,7 +64,7 @@ class PhasePlan:
     """One phase of one endpoint's plan: a suite at one load level.
 
     Closed loop (``rate_rps`` None): ``concurrency`` requests held in flight. Open loop: requests
-    sent at ``rate_rps`` on a ``constant`` or ``poisson`` schedule, ``concurrency`` the cap on
+    sent at ``rate_rps`` on a ``constant``, ``poisson`` or ``gamma`` schedule, ``concurrency`` the cap on
     those in flight (0: none). The SLO targets are the endpoint's (see ``nvfp4_tui.core.slo``).
     """
 
@@ -74,7 +74,8 @@ class PhasePlan:
     requests: int | None  # planned request count, None when the phase is bounded by duration_s
     duration_s: float | None = None
     rate_rps: float | None = None
-    arrivals: str | None = None  # "constant" | "poisson" with rate_rps
+    arrivals: str | None = None  # "constant" | "poisson" | "gamma" with rate_rps
+    burstiness: float | None = None  # gamma arrivals: the gaps' shape
     sweep: bool = False  # a sweep step: not run once a stop rule fires below it
     slo_ttft_s: float | None = None
     slo_tpot_s: float | None = None

@@ -91,7 +91,17 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     load.add_argument("--concurrency", type=int_list, help="concurrency levels, e.g. 1,4")
     load.add_argument("--rate", type=rate_list, help="open loop: requests/s per level, e.g. 2,4")
     p.add_argument(
-        "--arrivals", choices=("constant", "poisson"), help="open-loop arrivals (default poisson)"
+        "--arrivals",
+        # Spelt out, not config.profile.ARRIVALS: parsing a command line loads no profile code
+        # (a test keeps the two the same).
+        choices=("constant", "poisson", "gamma"),
+        help="open-loop arrivals (default poisson)",
+    )
+    p.add_argument(
+        "--burstiness",
+        type=float,
+        metavar="B",
+        help="gamma arrivals: below 1 burstier than Poisson, above 1 more even (default 1)",
     )
     p.add_argument(
         "--sweep", action="store_true", help="climb the load until a stop rule fires; report knees"

@@ -39,6 +39,7 @@ def load_overridden(args: argparse.Namespace) -> Profile:
         duration_s=args.duration,
         rate_rps=args.rate,
         arrivals=args.arrivals,
+        burstiness=args.burstiness,
         sweep=args.sweep,
         workers=args.workers,
         sample=args.limit,

@@ -77,7 +77,12 @@ BAD = [
     ),
     ('arrivals = "poisson"', "run.arrivals: only applies with rate (an open loop)"),
     ("max_concurrency = 4", "run.max_concurrency: only applies with rate (an open loop)"),
-    ('rate = 2\narrivals = "bursty"', 'run.arrivals: expected "constant" or "poisson"'),
+    ('rate = 2\narrivals = "bursty"', 'run.arrivals: expected "constant", "poisson" or "gamma"'),
+    ("rate = 2\nburstiness = 0.5", 'run.burstiness: only applies with arrivals = "gamma"'),
+    (
+        'rate = 2\narrivals = "gamma"\nburstiness = 0',
+        "run.burstiness: expected a number above 0 and at most 1000, got 0",
+    ),
     ("sweep = 3", "run.sweep: expected true, false or a table such as"),
     ("sweep = { factor = 1 }", "run.sweep.factor: expected a number > 1, got 1"),
     ("sweep = { steps = 4 }", "run.sweep.steps: unknown key; did you mean 'max_steps'?"),
