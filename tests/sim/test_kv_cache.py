@@ -67,6 +67,9 @@ def test_capacity_follows_the_dtype_and_used_vram_the_utilisation() -> None:
     assert vram_used_mib(full) == full.vram_total_mib
 
 
+# Wall-clock at ten times real time: a stall of a busy box near a stream's end is 5 % of it (it
+# failed so beside a second pytest and a demo), so it runs with the slow tests, not the default.
+@pytest.mark.slow
 async def test_the_server_streams_at_the_served_caches_speed(
     fleet_of: FleetFactory, session: aiohttp.ClientSession
 ) -> None:
