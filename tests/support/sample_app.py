@@ -2,7 +2,8 @@
 
 ``sample_app`` gives an app whose picture depends on nothing but the events, so a snapshot SVG
 taken today matches one taken on another machine tomorrow; ``settle`` waits until every event is
-in the state and the screen has drawn it, ``wait_until`` until a condition holds.
+in the state and the screen has drawn it, ``wait_until`` until a condition holds, ``press_for``
+presses keys and checks which screen they brought up.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from nvfp4_tui.tui.app import FleetApp
 from tests.support.fixed_source import FixedSource, Kind
@@ -42,6 +44,14 @@ async def settle(pilot: Pilot, source: FixedSource) -> None:
     await pilot.pause()
     app.redraw()
     await pilot.pause(SETTLE_S)
+
+
+async def press_for(pilot: Pilot, *keys: str, screen: type[Screen]) -> None:
+    """Press ``keys``, let the app handle them, and check that ``screen`` is on top."""
+    await pilot.press(*keys)
+    await pilot.pause()
+    shown = pilot.app.screen
+    assert isinstance(shown, screen), f"{keys} showed {type(shown).__name__}, not {screen.__name__}"
 
 
 async def wait_until(pilot: Pilot, condition: Callable[[], bool], what: str) -> None:

@@ -26,7 +26,7 @@ from nvfp4_tui.tui.widgets.gpu_pane import GpuPane
 from nvfp4_tui.tui.widgets.run_header import RunHeader
 from tests.support.factories import endpoint_info, request
 from tests.support.fixed_source import FixedSource
-from tests.support.sample_app import sample_app, settle
+from tests.support.sample_app import press_for, sample_app, settle
 from tests.support.sample_events import START_T, sample_events
 
 from .runs import run_command
@@ -148,15 +148,11 @@ async def test_enter_and_escape_open_and_close_the_detail() -> None:
         await settle(pilot, source)
         await pilot.press("right", "right")  # first press focuses the first pane
         assert app.focused is app.screen.query_one("#pane-moe_redhat")
-        await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(app.screen, DetailScreen)
+        await press_for(pilot, "enter", screen=DetailScreen)
         assert app.screen.endpoint_id == "moe_redhat"
         table = app.screen.query_one("#requests", DataTable)
         assert table.row_count > 0
-        await pilot.press("escape")
-        await pilot.pause()
-        assert isinstance(app.screen, FleetScreen)
+        await press_for(pilot, "escape", screen=FleetScreen)
 
 
 async def test_click_on_a_pane_opens_its_detail() -> None:
@@ -186,43 +182,31 @@ async def test_leaderboard_grid_and_back() -> None:
     app, source = sample_app(complete=True)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, source)
-        await pilot.press("l")
-        await pilot.pause()
-        assert isinstance(app.screen, LeaderboardScreen)
+        await press_for(pilot, "l", screen=LeaderboardScreen)
         quality = app.screen.query_one("#quality", DataTable)
         assert quality.row_count == 6  # one row per suite
         assert len(quality.columns) == 1 + ENDPOINTS
         routes = app.screen.query_one("#routes", DataTable)
         assert routes.row_count == 6
-        await pilot.press("g")
-        await pilot.pause()
-        assert isinstance(app.screen, FleetScreen)
-        await pilot.press("l", "escape")
-        await pilot.pause()
-        assert isinstance(app.screen, FleetScreen)
+        await press_for(pilot, "g", screen=FleetScreen)
+        await press_for(pilot, "l", "escape", screen=FleetScreen)
 
 
 async def test_g_leaves_a_detail_for_the_grid() -> None:
     app, source = sample_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, source)
-        await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(app.screen, DetailScreen)
+        await press_for(pilot, "enter", screen=DetailScreen)
         await pilot.press("l")
         await pilot.pause()
-        await pilot.press("g")
-        await pilot.pause()
-        assert isinstance(app.screen, FleetScreen)
+        await press_for(pilot, "g", screen=FleetScreen)
 
 
 async def test_help_lists_every_key_once_by_its_name_and_every_abbreviation() -> None:
     app, source = sample_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, source)
-        await pilot.press("question_mark")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
+        await press_for(pilot, "question_mark", screen=HelpScreen)
         lists = list(app.screen.query(KeyList))
         text = "\n".join(str(keys.render()) for keys in lists)
         lines = text.splitlines()
@@ -247,9 +231,7 @@ async def test_help_lists_every_key_once_by_its_name_and_every_abbreviation() ->
         width = min(keys.size.width for keys in lists)
         assert all(len(line) <= width for line in lines)
         assert all(line[:1] != " " or line.startswith("  ") for line in lines)
-        await pilot.press("escape")
-        await pilot.pause()
-        assert isinstance(app.screen, FleetScreen)
+        await press_for(pilot, "escape", screen=FleetScreen)
 
 
 async def test_p_pauses_and_resumes_the_run() -> None:
@@ -279,12 +261,8 @@ async def test_q_asks_while_the_run_is_going_and_can_be_cancelled() -> None:
     app, source = sample_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, source)
-        await pilot.press("q")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmQuitScreen)
-        await pilot.press("n")
-        await pilot.pause()
-        assert isinstance(app.screen, FleetScreen)
+        await press_for(pilot, "q", screen=ConfirmQuitScreen)
+        await press_for(pilot, "n", screen=FleetScreen)
         assert not source.closed and app.is_running
 
 
@@ -424,9 +402,7 @@ async def test_bindings_can_be_remapped_by_id() -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, source)
         app.set_keymap({"leaderboard": "b"})
-        await pilot.press("b")
-        await pilot.pause()
-        assert isinstance(app.screen, LeaderboardScreen)
+        await press_for(pilot, "b", screen=LeaderboardScreen)
 
 
 @pytest.mark.parametrize("asked", ["action", "palette"])

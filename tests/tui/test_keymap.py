@@ -14,7 +14,7 @@ from nvfp4_tui.tui.app import FleetApp, binding_ids
 from nvfp4_tui.tui.screens.help import HelpScreen, KeyList
 from nvfp4_tui.tui.screens.leaderboard import LeaderboardScreen
 from tests.support.fixed_source import FixedSource
-from tests.support.sample_app import settle
+from tests.support.sample_app import press_for, settle
 from tests.support.sample_events import sample_events
 
 
@@ -56,12 +56,8 @@ async def test_the_users_key_runs_the_binding_and_the_keys_screen_says_so() -> N
         await pilot.press("l")  # the default key no longer opens it
         await pilot.pause()
         assert not isinstance(app.screen, LeaderboardScreen)
-        await pilot.press("L")
-        await pilot.pause()
-        assert isinstance(app.screen, LeaderboardScreen)
-        await pilot.press("question_mark")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
+        await press_for(pilot, "L", screen=LeaderboardScreen)
+        await press_for(pilot, "question_mark", screen=HelpScreen)
         shown = str(app.screen.query_one("#keys", KeyList).render())
         assert "L" in shown.split("Leaderboard")[0].splitlines()[-1]
 

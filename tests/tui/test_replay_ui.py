@@ -18,7 +18,7 @@ from nvfp4_tui.tui.widgets.meter import Meter
 from nvfp4_tui.tui.widgets.run_header import RunHeader
 from tests.support.digest import digest
 from tests.support.factories import write_snapshot
-from tests.support.sample_app import sample_app, settle
+from tests.support.sample_app import press_for, sample_app, settle
 from tests.support.sample_events import RUN_ID, sample_events
 
 from .runs import run_command, settle_replay
@@ -214,9 +214,7 @@ async def test_replay_keys_in_the_help_and_the_palette(recorded: Path) -> None:
         assert "Pause run" not in names, "p pauses a live run only"
         await pilot.press("p")
         assert source.paused, "p is not a replay key"
-        await pilot.press("question_mark")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
+        await press_for(pilot, "question_mark", screen=HelpScreen)
         text = str(app.screen.query_one("#keys").render())
         assert "Replay\n" in text and "(replays only)" not in text
         for key, what in (("space", "Play/pause"), ("+", "Faster"), ("-", "Slower")):

@@ -6,7 +6,7 @@ from nvfp4_tui.tui.screens.detail import DetailScreen
 from nvfp4_tui.tui.screens.fleet import FleetScreen
 from nvfp4_tui.tui.screens.statistics import StatisticsScreen
 from nvfp4_tui.tui.widgets.live_table import LiveTable
-from tests.support.sample_app import sample_app, settle
+from tests.support.sample_app import press_for, sample_app, settle
 
 
 async def test_s_opens_the_statistics_and_esc_and_g_leave_them() -> None:
@@ -31,6 +31,4 @@ async def test_s_opens_the_statistics_and_esc_and_g_leave_them() -> None:
         await pilot.press("escape")
         assert isinstance(app.screen, DetailScreen)
         await pilot.press("s")
-        await pilot.press("g")
-        await pilot.pause()
-        assert isinstance(app.screen, FleetScreen)
+        await press_for(pilot, "g", screen=FleetScreen)
