@@ -53,13 +53,20 @@ class FormatTable:
         return iter(self.formats)
 
 
-_REPORT = "nvfp4_tui.output.report:render_snapshot"
+def _by(writer_path: str, **writes: str) -> tuple[OutputFormat, ...]:
+    """The formats one writer writes, each named by its keyword, with what it writes."""
+    return tuple(OutputFormat(name, what, writer_path) for name, what in writes.items())
+
+
 REPORT = FormatTable(
     "report",
     (
-        OutputFormat("text", "the tables and a chart, for a terminal", _REPORT),
-        OutputFormat("json", "every table's rows as JSON, with stable keys", _REPORT),
-        OutputFormat("markdown", "the tables in Markdown", _REPORT),
+        *_by(
+            "nvfp4_tui.output.report:render_snapshot",
+            text="the tables and a chart, for a terminal",
+            json="every table's rows as JSON, with stable keys",
+            markdown="the tables in Markdown",
+        ),
         OutputFormat(
             "html",
             "one self-contained file with the figures",
@@ -68,14 +75,16 @@ REPORT = FormatTable(
         ),
     ),
 )
-_EXPORT = "nvfp4_tui.output.export:write_export"
 EXPORT = FormatTable(
     "export",
     (
-        OutputFormat("parquet", "one Parquet file per table, in the directory --out", _EXPORT),
-        OutputFormat("csv", "one CSV file per table, in the directory --out", _EXPORT),
-        OutputFormat("json", "the report as one JSON file --out", _EXPORT),
-        OutputFormat("markdown", "the report as one Markdown file --out", _EXPORT),
+        *_by(
+            "nvfp4_tui.output.export:write_export",
+            parquet="one Parquet file per table, in the directory --out",
+            csv="one CSV file per table, in the directory --out",
+            json="the report as one JSON file --out",
+            markdown="the report as one Markdown file --out",
+        ),
         OutputFormat(
             "figures",
             "the published figures as PNG and SVG, in the directory --out",
@@ -84,12 +93,12 @@ EXPORT = FormatTable(
         ),
     ),
 )
-_COMPARE = "nvfp4_tui.output.compare:render_comparison"
 COMPARE = FormatTable(
     "compare",
-    (
-        OutputFormat("text", "the changes as tables, for a terminal", _COMPARE),
-        OutputFormat("markdown", "the changes in Markdown", _COMPARE),
-        OutputFormat("json", "every figure with stable keys, for scripts", _COMPARE),
+    _by(
+        "nvfp4_tui.output.compare:render_comparison",
+        text="the changes as tables, for a terminal",
+        markdown="the changes in Markdown",
+        json="every figure with stable keys, for scripts",
     ),
 )
