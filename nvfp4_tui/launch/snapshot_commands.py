@@ -7,6 +7,8 @@ part as exit 4, after its output.
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.outside_text import outside_line
@@ -51,8 +53,11 @@ def export_command(args: argparse.Namespace) -> int:
         from nvfp4_tui.store.reader import open_snapshot
 
         snapshot = open_snapshot(args.snapshot)
-        for path in chosen.writer()(snapshot, chosen.name, args.out):
-            print(path, flush=True)
+        for written in chosen.writer()(snapshot, chosen.name, args.out):
+            if isinstance(written, Path):
+                print(written, flush=True)
+            else:  # a figure the snapshot cannot support
+                print(f"left out: {written.name}: {written.reason}", file=sys.stderr)
         return said_unreadable(snapshot.path, snapshot.warnings)
 
     return figures_extra(export) if chosen.needs_figures else snapshot_errors_are_usage(export)

@@ -2,9 +2,10 @@
 
 The command line's choices and help come from these tables, and each command hands its subject
 to the format's writer: ``writer(subject, name, ...)``, a report's and a comparison's returning
-the text, an export's the files it wrote under ``out``. Adding a format is its writer, in the
-module that owns that kind of output, and one line here. Writers are named, not imported: the
-command line is parsed without loading polars or matplotlib.
+the text, an export's the files it wrote under ``out`` (and the figures it left out, with why,
+for the command to say). Adding a format is its writer, in the module that owns that kind of
+output, and one line here. Writers are named, not imported: the command line is parsed without
+loading polars or matplotlib.
 """
 
 from __future__ import annotations

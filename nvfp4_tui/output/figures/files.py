@@ -3,7 +3,6 @@ the ones it cannot support are returned as ``Omitted``, for the command to say w
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -33,15 +32,12 @@ def snapshot_figures(
     return published_figures(figure_inputs(snapshot, score_name))
 
 
-def export_figures(snapshot: Snapshot, fmt: str, out: Path) -> list[Path]:
-    """`export --format figures`: the snapshot's published figures in ``out``, each figure it
-    leaves out named on stderr with why; returns the files written."""
+def export_figures(snapshot: Snapshot, fmt: str, out: Path) -> list[Path | Omitted]:
+    """`export --format figures`: the snapshot's published figures in ``out``; returns the
+    files written, then the figures left out with why."""
     published = snapshot_figures(snapshot)
-    written = write_figures(published, out)
-    for figure in published:
-        if isinstance(figure, Omitted):
-            print(f"left out: {figure.name}: {figure.reason}", file=sys.stderr)
-    return written
+    written: list[Path | Omitted] = [*write_figures(published, out)]
+    return written + [figure for figure in published if isinstance(figure, Omitted)]
 
 
 def _out_dir(out: Path) -> Path:
