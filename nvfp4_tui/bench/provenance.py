@@ -27,12 +27,13 @@ import aiohttp
 
 from nvfp4_tui.config.profile import Endpoint
 from nvfp4_tui.core.events import EndpointConfig
-from nvfp4_tui.core.outside_text import outside_line
+from nvfp4_tui.core.outside_text import NO_SECRETS, Secrets, outside_line, secrets_of
 from nvfp4_tui.core.plain_text import one_line
 from nvfp4_tui.telemetry.exposition import NotPrometheusText
 from nvfp4_tui.telemetry.prometheus import (
     CACHE_CONFIG_INFO,
     MAX_METRICS_BYTES,
+    api_key,
     auth_headers,
     info_labels,
     read_at_most,
@@ -57,12 +58,12 @@ def profile_sha256(resolved: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def clean_text(value: object) -> str | None:
-    """A string from outside as it may be stored or shown: keys and escapes out, one line,
-    capped; None for anything else or nothing left."""
+def clean_text(value: object, secrets: Secrets = NO_SECRETS) -> str | None:
+    """A string from outside as it may be stored or shown: ``secrets`` and escapes out, one
+    line, capped; None for anything else or nothing left."""
     if not isinstance(value, str):
         return None
-    return outside_line(value, MAX_TEXT_CHARS) or None
+    return outside_line(value, MAX_TEXT_CHARS, secrets) or None
 
 
 async def probe_servers(
@@ -70,14 +71,19 @@ async def probe_servers(
     http: aiohttp.ClientSession,
     *,
     timeout_s: float = PROBE_TIMEOUT_S,
+    secrets: Secrets = NO_SECRETS,
 ) -> dict[str, Config]:
     """Each endpoint's server version, model root, context length and cache settings; all
-    endpoints and all three requests at once, so the whole probe takes one timeout at most."""
-    found = await asyncio.gather(*(_probe(e, http, timeout_s) for e in endpoints))
+    endpoints and all three requests at once, so the whole probe takes one timeout at most.
+    What the servers say is scrubbed of the keys sent to them and ``secrets``."""
+    secrets = secrets | secrets_of(*(api_key(e) for e in endpoints))
+    found = await asyncio.gather(*(_probe(e, http, timeout_s, secrets) for e in endpoints))
     return {e.id: config for e, config in zip(endpoints, found, strict=True)}
 
 
-async def _probe(endpoint: Endpoint, http: aiohttp.ClientSession, timeout_s: float) -> Config:
+async def _probe(
+    endpoint: Endpoint, http: aiohttp.ClientSession, timeout_s: float, secrets: Secrets
+) -> Config:
     version, models, metrics = await asyncio.gather(
         _get(http, endpoint, "/version", MAX_JSON_BYTES, timeout_s),
         _get(http, endpoint, "/v1/models", MAX_JSON_BYTES, timeout_s),
@@ -85,10 +91,10 @@ async def _probe(endpoint: Endpoint, http: aiohttp.ClientSession, timeout_s: flo
     )
     card = _model_card(_json(models), endpoint.model)
     return {
-        "server_version": clean_text(_field(_json(version), "version")),
-        "model_root": clean_text(_field(card, "root")),
+        "server_version": clean_text(_field(_json(version), "version"), secrets),
+        "model_root": clean_text(_field(card, "root"), secrets),
         "max_model_len": _positive_int(_field(card, "max_model_len")),
-        "cache_config": await _cache_config(metrics),
+        "cache_config": await _cache_config(metrics, secrets),
     }
 
 
@@ -146,7 +152,7 @@ def _positive_int(value: object) -> int | None:
     return None
 
 
-async def _cache_config(body: str | None) -> dict[str, str] | None:
+async def _cache_config(body: str | None, secrets: Secrets) -> dict[str, str] | None:
     if body is None:
         return None
     try:
@@ -158,7 +164,7 @@ async def _cache_config(body: str | None) -> dict[str, str] | None:
         return None
     kept: dict[str, str] = {}
     for name, value in sorted(labels.items())[:MAX_LABELS]:
-        key, text = clean_text(name), clean_text(value)
+        key, text = clean_text(name, secrets), clean_text(value, secrets)
         if key is not None and text is not None:
             kept[key] = text
     return kept

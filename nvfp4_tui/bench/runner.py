@@ -41,7 +41,7 @@ from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sweep import describe_stop, phase_plan, stop_rule
 from nvfp4_tui.bench.verify_backlog import VerifyBacklog, judge_config, parse_tool_calls
 from nvfp4_tui.config.datasets import benchmark_record
-from nvfp4_tui.config.keys import api_key, remember_keys
+from nvfp4_tui.config.keys import api_key, run_secrets
 from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.config.suites import Prompt, Suite
@@ -61,7 +61,7 @@ from nvfp4_tui.core.events import (
     TokenProgress,
     measured_fields,
 )
-from nvfp4_tui.core.outside_text import remember_secrets
+from nvfp4_tui.core.outside_text import NO_SECRETS, Secrets, secrets_of
 from nvfp4_tui.core.slo import LoadTracker
 from nvfp4_tui.scoring.heuristic import score_answer
 
@@ -130,16 +130,16 @@ class Runner:
         *,
         api_keys: dict[str, str] | None = None,
         verify_tls: bool = True,
+        secrets: Secrets = NO_SECRETS,
     ) -> None:
         self.profile = profile
         self.suites = suites
         self.run_id = run_id
         self.emit = emit
         self.api_keys = api_keys or {}
-        # Every key of the profile is scrubbed from the first reply on, not only once its own
-        # endpoint's client opens: replies from any endpoint may quote another's key.
-        remember_keys(profile)
-        remember_secrets(*self.api_keys.values())
+        # Every key the run sends (and ``secrets``, a whole run's when this is one shard of it)
+        # is scrubbed from every reply: replies from any endpoint may quote another's key.
+        self.secrets = run_secrets(profile) | secrets_of(*self.api_keys.values()) | secrets
         self.verify_tls = verify_tls
         self.plans = plan_phases(profile, suites)
         self.stop_reason: str | None = None  # why the run was cancelled, for its RunFinished
@@ -151,7 +151,7 @@ class Runner:
             e.id: EndpointGate(e.id, emit, give_up_s=give_up_s) for e in profile.endpoints
         }
         self._paused = False
-        self._backlog = VerifyBacklog(judge_config(profile))
+        self._backlog = VerifyBacklog(judge_config(profile), self.secrets)
         self._loop_lag = LoopLagMonitor()
         self._clients: weakref.WeakSet[EndpointClient] = weakref.WeakSet()
 
@@ -272,6 +272,7 @@ class Runner:
             api_key=self.api_keys.get(endpoint.id, key),
             verify_tls=self.verify_tls and endpoint.verify_tls,
             limits=self.profile.run.limits,
+            secrets=self.secrets,
         )
         self._clients.add(client)  # for its queue in ClientHealth, while it lives
         return client

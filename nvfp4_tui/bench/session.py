@@ -298,13 +298,14 @@ class Session:
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a hostile reply must never stop the run it describes
-            note(f"the run's configuration was not recorded: {clean_text(str(error))}")
+            reason = clean_text(str(error), self.runner.secrets)
+            note(f"the run's configuration was not recorded: {reason}")
             return {}
 
     async def _probe_configuration(self) -> dict[str, Config]:
         endpoints = self.profile.endpoints
         async with aiohttp.ClientSession() as http:
-            probed = await probe_servers(endpoints, http)
+            probed = await probe_servers(endpoints, http, secrets=self.runner.secrets)
         try:
             gpus = await asyncio.wait_for(
                 asyncio.to_thread(gpu_identities, self.gpu_sources), GPU_IDENTITY_TIMEOUT_S
@@ -324,7 +325,9 @@ class Session:
         # sampler reads them): one source per figure.
         direct = [e for e in self.profile.endpoints if e.telemetry.kind != "prometheus"]
         async with aiohttp.ClientSession() as http:
-            scraper = self._scraper = PrometheusScraper(direct, http, on_status=on_status)
+            scraper = self._scraper = PrometheusScraper(
+                direct, http, on_status=on_status, secrets=self.runner.secrets
+            )
             try:
                 async for sample in scrape_loop(scraper, stop=self._metrics_stop, final_poll=True):
                     self.emit(sample)

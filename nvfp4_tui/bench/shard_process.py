@@ -17,21 +17,21 @@ from dataclasses import replace
 
 from nvfp4_tui.bench.event_pipe import PipeWriter, backlog_limit
 from nvfp4_tui.bench.handover import taken
-from nvfp4_tui.bench.runner import Runner
+from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.bench.runner_process import cancel_on_stop_signals, obey_stdin
 from nvfp4_tui.bench.shards import ShardSpec
-from nvfp4_tui.config.keys import remember_keys
+from nvfp4_tui.config.keys import run_secrets
 from nvfp4_tui.config.plan import LaunchPlan
-from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.core import exit_codes
 
 
-def shard_profile(plan: LaunchPlan, endpoint_ids: Iterable[str]) -> Profile:
-    """The plan's profile cut to this shard's endpoints, once every key of the whole run is
-    remembered: replies here are scrubbed of the other shards' keys too."""
-    remember_keys(plan.profile)
+def shard_runner(plan: LaunchPlan, endpoint_ids: Iterable[str], run_id: str, emit: Emit) -> Runner:
+    """The runner of the plan's profile cut to this shard's endpoints. Its replies are scrubbed
+    of every key of the whole run, the other shards' too."""
     mine = set(endpoint_ids)
-    return replace(plan.profile, endpoints=tuple(e for e in plan.profile.endpoints if e.id in mine))
+    endpoints = tuple(e for e in plan.profile.endpoints if e.id in mine)
+    profile = replace(plan.profile, endpoints=endpoints)
+    return Runner(profile, plan.suites, run_id, emit, secrets=run_secrets(plan.profile))
 
 
 async def _obey(runner: Runner, main_task: asyncio.Task) -> None:
@@ -42,9 +42,8 @@ async def _obey(runner: Runner, main_task: asyncio.Task) -> None:
 async def _main(spec: ShardSpec, events_fd: int) -> int:
     main_task = cancel_on_stop_signals()
     plan = LaunchPlan.from_plain(spec.plan)
-    profile = shard_profile(plan, spec.endpoint_ids)
-    pipe = PipeWriter(events_fd, backlog_limit(profile.run.limits))
-    runner = Runner(profile, plan.suites, spec.run_id, pipe)
+    pipe = PipeWriter(events_fd, backlog_limit(plan.profile.run.limits))
+    runner = shard_runner(plan, spec.endpoint_ids, spec.run_id, pipe)
     flusher = asyncio.create_task(pipe.flush_periodically())
     commands = asyncio.create_task(_obey(runner, main_task))
     try:

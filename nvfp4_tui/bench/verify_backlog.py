@@ -22,7 +22,7 @@ from nvfp4_tui.config.keys import api_key
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.suites import Prompt, Suite
 from nvfp4_tui.core.events import RequestFinished
-from nvfp4_tui.core.outside_text import outside_text
+from nvfp4_tui.core.outside_text import NO_SECRETS, Secrets, outside_text
 from nvfp4_tui.scoring.judge import JudgeConfig, judge_answer
 from nvfp4_tui.scoring.verify import score_verified_async, split_reasoning
 
@@ -35,8 +35,9 @@ class VerifyBacklog:
     Use it as an async context manager: it holds the judge's HTTP session while the run lasts.
     """
 
-    def __init__(self, judge: JudgeConfig | None) -> None:
+    def __init__(self, judge: JudgeConfig | None, secrets: Secrets = NO_SECRETS) -> None:
         self._judge = judge
+        self._secrets = secrets  # the run's keys, scrubbed from the judge's and the tests' words
         self._judge_http: aiohttp.ClientSession | None = None
         self._pending: dict[str, set[asyncio.Task[None]]] = {}
         self._held_s: dict[str, float] = defaultdict(float)
@@ -84,7 +85,12 @@ class VerifyBacklog:
                 if self._judge is not None and self._judge_http is not None:
                     answer = split_reasoning(record.answer_text)[0]
                     judged = await judge_answer(
-                        self._judge_http, self._judge, suite.name, prompt.text, answer
+                        self._judge_http,
+                        self._judge,
+                        suite.name,
+                        prompt.text,
+                        answer,
+                        secrets=self._secrets,
                     )
             finally:
                 # Cancelled (the run is stopping): the row is still recorded, unverified.
@@ -93,7 +99,9 @@ class VerifyBacklog:
                         record,
                         score_verified=verified[0] if verified else None,
                         # The reason can quote what the model's code printed: outside text.
-                        score_verified_detail=outside_text(verified[1]) if verified else None,
+                        score_verified_detail=(
+                            outside_text(verified[1], self._secrets) if verified else None
+                        ),
                         score_judge=judged[0],
                         score_judge_detail=judged[1],
                     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import stat
@@ -31,10 +32,11 @@ from nvfp4_tui.bench.event_pipe import PipeWriter, backlog_limit, line_limit
 from nvfp4_tui.bench.handover import taken
 from nvfp4_tui.bench.runner_process import cancel_on_stop_signals, obey_stdin
 from nvfp4_tui.bench.session import Session
+from nvfp4_tui.config.keys import run_secrets
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import ReplyLimits
 from nvfp4_tui.core import exit_codes
-from nvfp4_tui.core.outside_text import outside_line
+from nvfp4_tui.core.outside_text import Secrets, outside_line
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.telemetry.sampler import telemetry_for_run
 
@@ -67,11 +69,11 @@ async def _read_commands(session: Session, main_task: asyncio.Task, stop_at_eof:
         main_task.cancel()
 
 
-def _print_message(message: str) -> None:
+def _print_message(message: str, secrets: Secrets) -> None:
     # With the UI gone stderr is a broken pipe; the run's own stop must not fail on it. A note
     # can quote a server: one safe line, on the UI's terminal or in a detached run's run.log.
     with contextlib.suppress(OSError):
-        print(outside_line(message), file=sys.stderr, flush=True)
+        print(outside_line(message, secrets=secrets), file=sys.stderr, flush=True)
 
 
 def _stdin_is_pipe() -> bool:
@@ -90,13 +92,14 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
     resolved = LaunchPlan.from_plain(spec.plan)
     plan, sources, messages = telemetry_for_run(resolved)
     pipe = PipeWriter(events_fd, backlog_limit(plan.profile.run.limits))
+    note = functools.partial(_print_message, secrets=run_secrets(plan.profile))
     session = Session(
         plan.profile,
         plan.suites,
         Path(spec.out_root),
         subscribers=[pipe],
         gpu_sources=sources,
-        on_message=_print_message,
+        on_message=note,
         run_id=spec.run_id,
     )
     try:
@@ -105,7 +108,7 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
         print(error, file=sys.stderr, flush=True)
         return exit_codes.USAGE
     for message in messages:
-        _print_message(message)
+        note(message)
     print(json.dumps({"snapshot": str(session.snapshot_path)}), file=sys.stderr, flush=True)
     flusher = asyncio.create_task(pipe.flush_periodically())
     commands = (
@@ -122,7 +125,7 @@ async def _main(spec: WorkerSpec, events_fd: int) -> int:
         pipe.flush_all()
     # The UI prints these after it closes, as `run --headless` prints them after its tables.
     for line in result.down_summary().splitlines():
-        _print_message(line)
+        note(line)
     return result.exit_code
 
 

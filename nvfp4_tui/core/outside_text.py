@@ -2,14 +2,16 @@
 
 Servers (bodies, model ids, /metrics), judges, profiles and snapshots from elsewhere hand this
 process text it did not write. Every such text passes ``outside_text`` or ``outside_line``
-before it is cut to a length, stored, logged or printed: each API key this process knows, and
-the ``user:password@`` of any URL, becomes ``SECRET_MARKER``; then escape sequences, control
+before it is cut to a length, stored, logged or printed: each of the ``secrets`` it is given,
+and the ``user:password@`` of any URL, becomes ``SECRET_MARKER``; then escape sequences, control
 characters and invisible formatting go (``plain_text``). The cut comes last, so a key that
 straddles it is never half kept; a text cut earlier (a body read up to a byte count) that ends
 with the start of a key loses that start as well.
 
-The keys are the process's own: ``remember_secrets`` is called wherever a key is read from its
-environment variable (``config.keys``) or handed to a client, so every key sent is one scrubbed.
+The secrets are passed, never kept here: a run's are every key its profile names
+(``config.keys.run_secrets``), handed by the runner to each part that talks to a server with a
+key (the client, the judge, the /metrics scraper, the configuration probe) and to what prints
+the run's notes. Text read where no key was sent (a snapshot, a GPU exporter) passes with none.
 Model answers keep their text for scoring and pass ``without_secrets`` alone.
 """
 
@@ -25,29 +27,25 @@ SECRET_MARKER = "***"
 PARTIAL_KEY_MIN_CHARS = 4
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]*@")
 
-_process_secrets: set[str] = set()
+# The keys a text is scrubbed of; none by default, for text read where no key was sent.
+Secrets = frozenset[str]
+NO_SECRETS: Secrets = frozenset()
 
 
-def remember_secrets(*values: str | None) -> None:
-    """Scrub these keys (empty or None ones are skipped) from every outside text from now on."""
-    _process_secrets.update(value for value in values if value)
+def secrets_of(*values: str | None) -> Secrets:
+    """The keys among ``values``, empty and None ones skipped."""
+    return frozenset(value for value in values if value)
 
 
-def known_secrets() -> frozenset[str]:
-    """The keys this process has read or been handed."""
-    return frozenset(_process_secrets)
-
-
-def without_secrets(text: str, secrets: Collection[str] | None = None) -> str:
-    """``text`` with each key (default: the process's) replaced by ``SECRET_MARKER``, and a
-    key's start that ends the text too."""
-    keys = known_secrets() if secrets is None else secrets
-    for key in sorted(keys, key=len, reverse=True):  # a key that holds another goes first
+def without_secrets(text: str, secrets: Collection[str]) -> str:
+    """``text`` with each key replaced by ``SECRET_MARKER``, and a key's start that ends the
+    text too."""
+    for key in sorted(secrets, key=len, reverse=True):  # a key that holds another goes first
         text = _without_cut_key(text.replace(key, SECRET_MARKER), key)
     return text
 
 
-def outside_text(raw: str | None, secrets: Collection[str] | None = None) -> str:
+def outside_text(raw: str | None, secrets: Collection[str] = NO_SECRETS) -> str:
     """``raw`` without keys, URL credentials, escapes, controls or invisible formatting; its
     line breaks kept."""
     if not raw:
@@ -59,7 +57,7 @@ def outside_text(raw: str | None, secrets: Collection[str] | None = None) -> str
 
 
 def outside_line(
-    raw: str | None, max_chars: int | None = None, secrets: Collection[str] | None = None
+    raw: str | None, max_chars: int | None = None, secrets: Collection[str] = NO_SECRETS
 ) -> str:
     """``outside_text`` on one line (runs of white space become one space), then cut to
     ``max_chars`` with an ellipsis."""

@@ -10,6 +10,7 @@ from typing import TextIO
 
 from nvfp4_tui.bench.runner import plan_phases, unfilled_levels
 from nvfp4_tui.bench.session import Session, SessionResult
+from nvfp4_tui.config.keys import run_secrets
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.telemetry_choice import TelemetryKind
@@ -113,6 +114,7 @@ def run_headless(plan: LaunchPlan, out_root: Path, *, json_lines: bool = False) 
     from nvfp4_tui.output.report import print_summary
 
     plan, gpu_sources, messages = telemetry_for_run(plan)
+    secrets = run_secrets(plan.profile)
     panes = PaneJsonLines() if json_lines else None
     session = Session(
         plan.profile,
@@ -122,7 +124,7 @@ def run_headless(plan: LaunchPlan, out_root: Path, *, json_lines: bool = False) 
         subscribers=[PhasePrinter()] if panes is None else [panes, PhasePrinter(sys.stderr)],
         gpu_sources=gpu_sources,
         # A note can quote a server (/metrics, a GPU exporter): one safe line on the terminal.
-        on_message=lambda m: print(outside_line(m), file=sys.stderr, flush=True),
+        on_message=lambda m: print(outside_line(m, secrets=secrets), file=sys.stderr, flush=True),
     )
     try:
         session.open()
@@ -130,7 +132,7 @@ def run_headless(plan: LaunchPlan, out_root: Path, *, json_lines: bool = False) 
         print(error, file=sys.stderr)
         return exit_codes.USAGE
     for message in messages:
-        print(outside_line(message), file=sys.stderr)
+        print(outside_line(message, secrets=secrets), file=sys.stderr)
     human = sys.stderr if json_lines else sys.stdout
     print(f"snapshot: {session.snapshot_path}", file=human, flush=True)
     result = asyncio.run(_run_session(session, panes))

@@ -20,7 +20,7 @@ from typing import Any
 
 import aiohttp
 
-from nvfp4_tui.core.outside_text import outside_line, remember_secrets
+from nvfp4_tui.core.outside_text import NO_SECRETS, Secrets, outside_line, secrets_of
 
 JUDGE_SCALE = 10.0
 ANSWER_MAX_CHARS = 24_000  # longer answers are cut (the judge is told) to bound the request
@@ -79,14 +79,15 @@ def _objects(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def parse_verdict(content: str) -> tuple[float, str]:
-    """The judge's score on 0-1 and its reason; raises JudgeError when the reply has none."""
+def parse_verdict(content: str, secrets: Secrets = NO_SECRETS) -> tuple[float, str]:
+    """The judge's score on 0-1 and its reason (scrubbed of ``secrets``); raises JudgeError
+    when the reply has none."""
     text = _THINK.sub("", content)
     for body in _objects(text):
         raw = body.get("score")
         if isinstance(raw, int | float) and not isinstance(raw, bool):
             # The judge's own words: scrubbed of keys and escapes, then cut.
-            reason = outside_line(str(body.get("reason", "")), _REASON_CHARS)
+            reason = outside_line(str(body.get("reason", "")), _REASON_CHARS, secrets)
             return _scaled(float(raw), JUDGE_SCALE), reason
     m = _SCORE_LINE.search(text)
     if m:
@@ -107,8 +108,11 @@ async def judge_answer(
     suite: str,
     prompt_text: str,
     answer_text: str,
+    *,
+    secrets: Secrets = NO_SECRETS,
 ) -> tuple[float | None, str | None]:
-    """(score 0-1, detail) for one answer; (None, None) when the suite has no rubric."""
+    """(score 0-1, detail) for one answer; (None, None) when the suite has no rubric. The
+    detail is scrubbed of the judge's key and ``secrets`` (the run's other keys)."""
     rubric = config.rubrics.get(suite)
     if rubric is None:
         return None, None
@@ -119,7 +123,8 @@ async def judge_answer(
         "temperature": 0.0,
         "stream": False,
     }
-    remember_secrets(config.api_key)  # a judge that echoes it back must not put it on disk
+    # A judge that echoes its key, or another the run sends, must not put it on disk.
+    secrets = secrets | secrets_of(config.api_key)
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     timeout = aiohttp.ClientTimeout(total=config.timeout_s)
     try:
@@ -131,13 +136,13 @@ async def judge_answer(
                 return None, f"judge_error:http_{response.status}"
             reply = await response.json(content_type=None)
         content = reply["choices"][0]["message"]["content"] or ""
-        score, reason = parse_verdict(content)
+        score, reason = parse_verdict(content, secrets)
     except TimeoutError:
         return None, "judge_error:timeout"
     except aiohttp.ClientError as e:
         return None, f"judge_error:connect: {type(e).__name__}"
     except (ValueError, KeyError, IndexError, TypeError) as e:
-        return None, outside_line(f"judge_error:reply: {e}", _REASON_CHARS)
+        return None, outside_line(f"judge_error:reply: {e}", _REASON_CHARS, secrets)
     return score, f"judge:{score * JUDGE_SCALE:g}/{JUDGE_SCALE:g}" + (
         f"|{reason}" if reason else ""
     )

@@ -34,7 +34,7 @@ import aiohttp
 from nvfp4_tui.config.keys import api_key as read_key
 from nvfp4_tui.config.profile import Endpoint
 from nvfp4_tui.core.events import ServerSample
-from nvfp4_tui.core.outside_text import outside_line
+from nvfp4_tui.core.outside_text import NO_SECRETS, Secrets, outside_line, secrets_of
 from nvfp4_tui.core.stats import counter_increase
 from nvfp4_tui.telemetry.exposition import NotPrometheusText, samples
 
@@ -330,8 +330,11 @@ class PrometheusScraper:
         *,
         on_status: Callable[[MetricsStatus], None] | None = None,
         timeout_s: float = 2.0,
+        secrets: Secrets = NO_SECRETS,
     ) -> None:
         self._endpoints = list(endpoints)
+        # Scrubbed from what a server says: the keys sent here and ``secrets`` (the run's).
+        self._secrets = secrets | secrets_of(*(api_key(e) for e in self._endpoints))
         self._session = session
         self._on_status = on_status
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
@@ -364,7 +367,7 @@ class PrometheusScraper:
                 return await self._scrape(endpoint)
             except Exception as error:
                 self._deltas[endpoint.id].forget()
-                message = f"no server metrics (unreadable: {_one_line(error)})"
+                message = f"no server metrics (unreadable: {_one_line(error, self._secrets)})"
                 self._set_state(time.time(), endpoint.id, "no_metrics", message)
                 return None
 
@@ -392,7 +395,7 @@ class PrometheusScraper:
                 data = await read_at_most(response.content, MAX_METRICS_BYTES + 1)
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             delta.forget()
-            reason = "timed out" if isinstance(exc, TimeoutError) else _one_line(exc)
+            reason = "timed out" if isinstance(exc, TimeoutError) else _one_line(exc, self._secrets)
             self._set_state(t, endpoint.id, "unreachable", f"server metrics unreachable: {reason}")
             return None
         if len(data) > MAX_METRICS_BYTES:
@@ -418,7 +421,7 @@ class PrometheusScraper:
         first = endpoint_id not in self._states
         self._states[endpoint_id] = state
         # A parser error quotes the body: a key it echoes, or an escape, stays out of the log.
-        message = outside_line(message, STATUS_MESSAGE_CHARS)
+        message = outside_line(message, STATUS_MESSAGE_CHARS, self._secrets)
         if self._on_status is not None and not (first and state == "ok"):
             self._on_status(
                 MetricsStatus(t=t, endpoint_id=endpoint_id, state=state, message=message)
@@ -446,8 +449,8 @@ def auth_headers(endpoint: Endpoint) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
-def _one_line(exc: BaseException) -> str:
-    return outside_line(str(exc), STATUS_MESSAGE_CHARS) or type(exc).__name__
+def _one_line(exc: BaseException, secrets: Secrets) -> str:
+    return outside_line(str(exc), STATUS_MESSAGE_CHARS, secrets) or type(exc).__name__
 
 
 async def scrape_loop(

@@ -16,13 +16,12 @@ import pytest
 
 from nvfp4_tui.bench.client import ChatRequest, EndpointClient, Timeouts
 from nvfp4_tui.bench.worker import _print_message
-from nvfp4_tui.config.keys import key_routes
+from nvfp4_tui.config.keys import key_routes, run_secrets
 from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.config.tomlcheck import ConfigError
 from nvfp4_tui.core.outside_text import (
     outside_line,
     outside_text,
-    remember_secrets,
     without_secrets,
 )
 from nvfp4_tui.output.tables import format_table
@@ -145,6 +144,26 @@ def test_credentials_in_a_url_are_refused_without_echoing_them(
     ]
 
 
+def test_a_runs_secrets_are_every_key_its_profile_names_and_only_those(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    monkeypatch.setenv("NVFP4_JUDGE_KEY", "sk-judge-5e1d")
+    monkeypatch.setenv("NVFP4_UNNAMED_KEY", "sk-nobody-names-this")
+    monkeypatch.delenv("NVFP4_UNSET_KEY", raising=False)
+    endpoints = [
+        hostile_endpoint_toml("a", "http://10.0.0.5:8016", api_key_env=KEY_ENV),
+        hostile_endpoint_toml("b", "http://10.0.0.6:8017", api_key_env="NVFP4_UNSET_KEY"),
+        hostile_endpoint_toml("c", "http://10.0.0.7:8018")
+        + '[judge]\nurl = "http://10.0.0.8:8030"\nmodel = "j"\napi_key_env = "NVFP4_JUDGE_KEY"\n'
+        + 'rubrics = {essay = "r"}\n',
+    ]
+    profile = load_profile(write_run_profile(tmp_path, endpoints, requests=1))
+    assert run_secrets(profile) == {KEY, "sk-judge-5e1d"}
+    # Scrubbing is what the caller hands it: reading a key leaves nothing behind in the process.
+    assert outside_line(f"Bearer {KEY}") == f"Bearer {KEY}"
+
+
 def test_start_names_the_variable_sent_to_each_host_never_the_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,7 +193,6 @@ def test_a_table_prints_a_hostile_label_as_text(markdown: bool) -> None:
 def test_a_workers_note_reaches_stderr_and_run_log_as_plain_text(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    remember_secrets(KEY)
-    _print_message(f"e0: no server metrics (not Prometheus text: {ESCAPES} Bearer {KEY})")
+    _print_message(f"e0: no server metrics (not Prometheus text: {ESCAPES} Bearer {KEY})", {KEY})
     err = capsys.readouterr().err
     assert err == "e0: no server metrics (not Prometheus text: Bearer ***)\n"

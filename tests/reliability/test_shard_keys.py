@@ -10,12 +10,10 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from nvfp4_tui.bench.runner import Runner
-from nvfp4_tui.bench.shard_process import shard_profile
+from nvfp4_tui.bench.shard_process import shard_runner
 from nvfp4_tui.config.plan import plan_run
 from nvfp4_tui.config.profile import load_profile
 from nvfp4_tui.core.events import Event
-from nvfp4_tui.core.outside_text import known_secrets
 from tests.reliability.hostile_servers import chunk, good_stream, serve
 from tests.reliability.runs import hostile_endpoint_toml, write_run_profile
 
@@ -60,12 +58,11 @@ async def test_a_shard_scrubs_another_shards_key(
             requests=1,
         )
         plan = plan_run(load_profile(path), gpu_telemetry="none")
-        assert key_b not in known_secrets()  # nothing has read it yet
-        profile = shard_profile(plan, ["a"])
-        assert [e.id for e in profile.endpoints] == ["a"]
-        assert {key_a, key_b} <= known_secrets()
         events: list[Event] = []
-        await Runner(profile, plan.suites, "shard-keys", events.append).run_endpoints()
+        runner = shard_runner(plan, ["a"], "shard-keys", events.append)
+        assert [e.id for e in runner.profile.endpoints] == ["a"]
+        assert {key_a, key_b} <= runner.secrets
+        await runner.run_endpoints()
     answered = [e for e in events if getattr(e, "answer_text", "")]
     assert answered and all("the last caller sent Bearer ***" in e.answer_text for e in answered)
     assert key_b not in repr(events)

@@ -44,7 +44,13 @@ from nvfp4_tui.bench.client.stream import Attempt, Stream
 from nvfp4_tui.bench.client.trace import SendClock, send_clock_trace
 from nvfp4_tui.bench.sse import SseError, SseParser, SseTooLarge
 from nvfp4_tui.config.profile import ReplyLimits
-from nvfp4_tui.core.outside_text import outside_line, remember_secrets, without_secrets
+from nvfp4_tui.core.outside_text import (
+    NO_SECRETS,
+    Secrets,
+    outside_line,
+    secrets_of,
+    without_secrets,
+)
 from nvfp4_tui.telemetry.prometheus import read_at_most
 
 if TYPE_CHECKING:
@@ -90,6 +96,7 @@ class EndpointClient:
         api_key: str | None = None,
         verify_tls: bool = True,
         limits: ReplyLimits | None = None,
+        secrets: Secrets = NO_SECRETS,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -99,7 +106,9 @@ class EndpointClient:
         self._concurrency = concurrency
         self._timeouts = timeouts
         self._api_key = api_key or None
-        remember_secrets(self._api_key)  # scrubbed from whatever any server sends back
+        # Scrubbed from whatever the server sends back: this key and ``secrets`` (the run's
+        # other keys, which a gateway serving several endpoints can echo).
+        self._secrets = secrets | secrets_of(self._api_key)
         self._verify_tls = verify_tls
         self._limits = limits or ReplyLimits()
         self._slots = asyncio.Semaphore(concurrency)
@@ -169,7 +178,7 @@ class EndpointClient:
             self._slots.release()
         failure = attempt.failure
         if failure is not None:
-            failure.message = outside_line(failure.message)
+            failure.message = outside_line(failure.message, secrets=self._secrets)
         if len(attempt.stream.gen_times) > MEASURED_ON_LOOP_CHUNKS:
             # Tens of ms of gaps to sort: off the loop, which the interpreter then gets back
             # every few ms instead of waiting for all of it.
@@ -181,10 +190,14 @@ class EndpointClient:
         tool_calls, finish = measurement.tool_calls_json, measurement.finish_reason
         return replace(
             measurement,
-            finish_reason=None if finish is None else outside_line(finish, FINISH_REASON_CHARS),
-            answer_text=without_secrets(measurement.answer_text),
-            reasoning_text=without_secrets(measurement.reasoning_text),
-            tool_calls_json=None if tool_calls is None else without_secrets(tool_calls),
+            finish_reason=None
+            if finish is None
+            else outside_line(finish, FINISH_REASON_CHARS, self._secrets),
+            answer_text=without_secrets(measurement.answer_text, self._secrets),
+            reasoning_text=without_secrets(measurement.reasoning_text, self._secrets),
+            tool_calls_json=None
+            if tool_calls is None
+            else without_secrets(tool_calls, self._secrets),
         )
 
     async def health(self) -> tuple[bool, str]:
@@ -204,15 +217,16 @@ class EndpointClient:
         except TimeoutError:
             return False, f"timeout: no answer within {self._timeouts.health_s:g} s"
         except (aiohttp.ClientError, OSError) as error:
-            kind, message = classify(error)
-            return False, outside_line(f"{kind}: {message}")
+            kind, message = classify(error, self._secrets)
+            return False, outside_line(f"{kind}: {message}", secrets=self._secrets)
         if served is not None:
             if self._model in served:
                 return True, "ok"
             # The ids are the server's text: an echo of the key or an escape goes before the cut.
-            shown = (outside_line(m, MODEL_ID_CHARS) for m in served[:MODELS_LISTED_IN_MESSAGE])
+            ids = served[:MODELS_LISTED_IN_MESSAGE]
+            shown = (outside_line(m, MODEL_ID_CHARS, self._secrets) for m in ids)
             listed = ", ".join(shown) or "nothing"
-            model = outside_line(self._model, MODEL_ID_CHARS)
+            model = outside_line(self._model, MODEL_ID_CHARS, self._secrets)
             return False, f"model {model!r} is not served here; /v1/models lists {listed}"
         if 200 <= health_status < 300:
             return True, f"ok (/health; /v1/models gave no model list, HTTP {models_status})"
@@ -233,7 +247,7 @@ class EndpointClient:
         # Serialised before the clock starts: a long prompt's JSON is the client's time, not TTFT.
         body = json.dumps(self._body(request, stream_options), ensure_ascii=False).encode()
         exchange = _Exchange(
-            Stream(self._limits, request.max_tokens),
+            Stream(self._limits, request.max_tokens, self._secrets),
             SseParser(self._limits.max_event_bytes),
             self._timeouts,
             AttemptProgress(progress),
@@ -263,7 +277,7 @@ class EndpointClient:
         except TimeoutError as caught:
             exchange.failure = Failure("timeout", self._timeout_message(caught, exchange))
         except (aiohttp.ClientError, OSError) as caught:
-            exchange.failure = Failure(*classify(caught))
+            exchange.failure = Failure(*classify(caught, self._secrets))
         finally:
             exchange.progress.answered()
         return exchange.attempt(clock, called_at)
@@ -282,7 +296,7 @@ class EndpointClient:
                 "asked for identity; compressed streams are not read",
             )
         if response.content_type != "text/event-stream":
-            excerpt = await body_excerpt(response)
+            excerpt = await body_excerpt(response, self._secrets)
             raise Failure(
                 "protocol", f"expected text/event-stream, got {response.content_type}: {excerpt}"
             )
@@ -350,14 +364,18 @@ class EndpointClient:
             return f"HTTP {status}: an interim reply (switching protocols?) instead of an answer"
         if encoding is not None:
             return f"HTTP {status}: ({encoding}-encoded body, not read)"
-        return f"HTTP {status}: {await body_excerpt(response)}"
+        return f"HTTP {status}: {await body_excerpt(response, self._secrets)}"
 
     def _redirect_note(self, response: aiohttp.ClientResponse) -> str:
         """What a 3xx says of its target (the Location header, made safe), else nothing."""
         if not 300 <= response.status < 400:
             return ""
         location = response.headers.get("Location")
-        target = outside_line(location, BODY_EXCERPT_CHARS) if location else "no Location given"
+        target = (
+            outside_line(location, BODY_EXCERPT_CHARS, self._secrets)
+            if location
+            else "no Location given"
+        )
         return f": redirect to {target} not followed (redirects never are)"
 
     def _content_encoding(self, response: aiohttp.ClientResponse) -> str | None:
@@ -365,7 +383,7 @@ class EndpointClient:
         encoding = response.headers.get("Content-Encoding", "").strip()
         if not encoding or encoding.lower() == IDENTITY:
             return None
-        return outside_line(encoding, 40)
+        return outside_line(encoding, 40, self._secrets)
 
     def _body(self, request: ChatRequest, stream_options: dict[str, bool]) -> dict[str, Any]:
         body: dict[str, Any] = dict(request.extra_body) if request.extra_body else {}
@@ -386,7 +404,7 @@ class EndpointClient:
         if isinstance(error, aiohttp.ConnectionTimeoutError):
             return f"connect: no connection within {timeouts.connect_s:g} s"
         if not exchange.watchdog.expired():
-            return describe(error)
+            return describe(error, self._secrets)
         when = exchange.watchdog.when()
         if when is not None and when >= exchange.total_deadline:
             return f"total: request exceeded {timeouts.total_s:g} s"

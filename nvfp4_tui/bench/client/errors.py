@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 
 from nvfp4_tui.core.events import ErrorKind
-from nvfp4_tui.core.outside_text import outside_line
+from nvfp4_tui.core.outside_text import Secrets, outside_line
 
 BODY_EXCERPT_BYTES = 2048
 BODY_EXCERPT_CHARS = 200
@@ -62,7 +62,7 @@ def http_kind(status: int) -> ErrorKind:
     return "http_4xx" if status >= 400 else "protocol"
 
 
-async def body_excerpt(response: aiohttp.ClientResponse) -> str:
+async def body_excerpt(response: aiohttp.ClientResponse, secrets: Secrets) -> str:
     raw = b""
     try:
         while len(raw) < BODY_EXCERPT_BYTES:
@@ -72,10 +72,12 @@ async def body_excerpt(response: aiohttp.ClientResponse) -> str:
             raw += piece
     except (aiohttp.ClientError, OSError):
         pass  # the status already says what went wrong; the body is a courtesy
-    return outside_line(raw.decode("utf-8", "replace"), BODY_EXCERPT_CHARS) or "(empty body)"
+    return (
+        outside_line(raw.decode("utf-8", "replace"), BODY_EXCERPT_CHARS, secrets) or "(empty body)"
+    )
 
 
-def classify(error: BaseException) -> tuple[ErrorKind, str]:
+def classify(error: BaseException, secrets: Secrets) -> tuple[ErrorKind, str]:
     if isinstance(error, aiohttp.ClientConnectorCertificateError):
         reason = getattr(error.certificate_error, "verify_message", None) or "not trusted"
         return "connect", (
@@ -94,24 +96,25 @@ def classify(error: BaseException) -> tuple[ErrorKind, str]:
     if isinstance(error, aiohttp.InvalidURL):
         return "connect", f"invalid URL {error.url}"
     if isinstance(error, aiohttp.ClientResponseError):
-        return "protocol", f"bad HTTP response: {outside_line(error.message, BODY_EXCERPT_CHARS)}"
+        message = outside_line(error.message, BODY_EXCERPT_CHARS, secrets)
+        return "protocol", f"bad HTTP response: {message}"
     if isinstance(
         error, (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, ConnectionError)
     ):
-        return "reset", f"connection lost: {describe(error)}"
-    return "protocol", describe(error)
+        return "reset", f"connection lost: {describe(error, secrets)}"
+    return "protocol", describe(error, secrets)
 
 
-def describe(error: BaseException) -> str:
-    return outside_line(str(error), BODY_EXCERPT_CHARS) or type(error).__name__
+def describe(error: BaseException, secrets: Secrets) -> str:
+    return outside_line(str(error), BODY_EXCERPT_CHARS, secrets) or type(error).__name__
 
 
-def error_text(problem: Any) -> str:
+def error_text(problem: Any, secrets: Secrets) -> str:
     message = problem.get("message") if isinstance(problem, dict) else None
-    return outside_line(str(message or problem), BODY_EXCERPT_CHARS)
+    return outside_line(str(message or problem), BODY_EXCERPT_CHARS, secrets)
 
 
-def chunk_excerpt(payload: bytes) -> str:
+def chunk_excerpt(payload: bytes, secrets: Secrets) -> str:
     # Room for a key past the excerpt's end: it is taken out whole before the cut.
     text = payload[: CHUNK_EXCERPT_CHARS * 8].decode("utf-8", "replace")
-    return repr(outside_line(text, CHUNK_EXCERPT_CHARS))
+    return repr(outside_line(text, CHUNK_EXCERPT_CHARS, secrets))

@@ -18,6 +18,7 @@ import orjson
 
 from nvfp4_tui.bench.client.errors import Failure, chunk_excerpt, error_text
 from nvfp4_tui.config.profile import ReplyLimits
+from nvfp4_tui.core.outside_text import NO_SECRETS, Secrets
 
 # Every chunk is parsed on the loop that times the stream: orjson decodes a typical 250-byte
 # chunk in 1-3 us against 3-10 us for the standard library (benchmarks/client_ceiling.py), and
@@ -77,15 +78,22 @@ class Stream:
         "limits",
         "max_tokens",
         "reasoning",
+        "secrets",
         "text_bytes",
         "tools",
         "ttfa_at",
         "usage",
     )
 
-    def __init__(self, limits: ReplyLimits | None = None, max_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        limits: ReplyLimits | None = None,
+        max_tokens: int | None = None,
+        secrets: Secrets = NO_SECRETS,
+    ) -> None:
         self.limits = limits or ReplyLimits()
         self.max_tokens = max_tokens  # what the request asked for at most
+        self.secrets = secrets  # scrubbed from the chunks a failure quotes
         self.events = 0  # SSE events taken, [DONE] and usage-only ones included
         self.text_bytes = 0  # answer, reasoning and tool-call text so far, as UTF-8
         self.answer: list[str] = []
@@ -114,7 +122,9 @@ class Stream:
         try:
             chunk = _loads(payload)
         except ValueError:
-            raise Failure("protocol", f"malformed JSON chunk: {chunk_excerpt(payload)}") from None
+            raise Failure(
+                "protocol", f"malformed JSON chunk: {chunk_excerpt(payload, self.secrets)}"
+            ) from None
         try:
             choices = chunk.get("choices")
             usage = chunk.get("usage")
@@ -157,9 +167,13 @@ class Stream:
             elif not usage:
                 problem = chunk.get("error") or (chunk if chunk.get("object") == "error" else None)
                 if problem:
-                    raise Failure("protocol", f"server error in stream: {error_text(problem)}")
+                    raise Failure(
+                        "protocol", f"server error in stream: {error_text(problem, self.secrets)}"
+                    )
         except (AttributeError, TypeError, IndexError, KeyError):
-            raise Failure("protocol", f"unexpected chunk: {chunk_excerpt(payload)}") from None
+            raise Failure(
+                "protocol", f"unexpected chunk: {chunk_excerpt(payload, self.secrets)}"
+            ) from None
 
     def _take_tool_calls(self, deltas: list[dict[str, Any]], room: int) -> int:
         """Fold in a chunk's tool-call deltas; returns the bytes they cost, at most ``room``."""
