@@ -5,31 +5,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
+from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
 from nvfp4_tui.core.figures.scores import SCORE_LABELS
 from nvfp4_tui.tui.bindings import app_binding, key_label
+from nvfp4_tui.tui.fleet_view import FleetView
 from nvfp4_tui.tui.readouts import next_score
-
-if TYPE_CHECKING:
-    from nvfp4_tui.tui.app import FleetApp
-
 
 Command = tuple[str, str, Callable[[], object]]  # name, help, what it does
 
 
 class FleetCommands(Provider):
     def _commands(self) -> list[Command]:
-        app = cast("FleetApp", self.app)
+        app = cast(FleetView, self.app)
 
         def bound(name: str, help_text: str, binding_id: str) -> Command:
             # The key and the action come from the binding, so the palette says what the key does.
             binding = app_binding(binding_id)
-            run = partial(self._run, app, binding.action)
+            run = partial(self._run_on, self.app, binding.action)
             return name, f"{help_text} ({key_label(binding, app.user_keymap)})", run
 
         commands = [
@@ -101,12 +99,8 @@ class FleetCommands(Provider):
         return commands
 
     @staticmethod
-    async def _run(app: FleetApp, action: str) -> None:
-        await app.run_action(action)
-
-    @staticmethod
-    async def _run_on(screen: Screen, action: str) -> None:
-        await screen.run_action(action)
+    async def _run_on(target: App | Screen, action: str) -> None:
+        await target.run_action(action)
 
     async def discover(self) -> Hits:
         for name, help_text, callback in self._commands():

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from textual.screen import Screen
 
 from nvfp4_tui.core.state import FleetState
-
-if TYPE_CHECKING:
-    from nvfp4_tui.tui.app import FleetApp
+from nvfp4_tui.tui.fleet_view import FleetView
 
 
 class StateScreen(Screen):
@@ -22,8 +20,8 @@ class StateScreen(Screen):
     """
 
     @property
-    def fleet_app(self) -> FleetApp:
-        return cast("FleetApp", self.app)
+    def fleet_app(self) -> FleetView:
+        return cast(FleetView, self.app)
 
     def show_state(self, state: FleetState, now: float) -> None:
         raise NotImplementedError

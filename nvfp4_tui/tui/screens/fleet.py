@@ -230,7 +230,7 @@ class FleetScreen(StateScreen):
                 score_name,
                 self._sort,
                 self.size,
-                app.theme,
+                self.app.theme,
             )
             if lines_key != self._lines_key:
                 self._lines_key = lines_key
