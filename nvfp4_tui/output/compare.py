@@ -61,6 +61,7 @@ from nvfp4_tui.output.compare_server_view import (
     server_view_pairs,
     server_view_table,
 )
+from nvfp4_tui.output.formats import COMPARE
 from nvfp4_tui.output.report import (
     endpoints_of,
     plan_rates,
@@ -72,7 +73,7 @@ from nvfp4_tui.output.tables import format_table, markdown_line
 from nvfp4_tui.store.legacy import recorded_in_flight
 from nvfp4_tui.store.reader import Snapshot
 
-COMPARE_FORMATS = ("text", "markdown", "json")
+COMPARE_FORMATS = COMPARE.written_by(f"{__name__}:render_comparison")
 DEFAULT_ALPHA = 0.05
 
 

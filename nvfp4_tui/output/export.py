@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from nvfp4_tui.core.outside_text import outside_line, outside_text
+from nvfp4_tui.output.formats import EXPORT
 from nvfp4_tui.output.report import leaderboard_json, render_snapshot, report_tables, snapshot_board
 from nvfp4_tui.output.tables import markdown_line
 from nvfp4_tui.store.manifest import SnapshotError, error_text, write_atomic
@@ -25,7 +26,7 @@ from nvfp4_tui.store.reader import Snapshot, open_snapshot
 from nvfp4_tui.store.schema import TABLES
 from nvfp4_tui.store.writer import parquet_bytes
 
-EXPORT_FORMATS = ("parquet", "csv", "json", "markdown")
+EXPORT_FORMATS = EXPORT.written_by(f"{__name__}:write_export")
 # OWASP's CSV-injection rule: a cell starting with one of these opens as a formula in Excel,
 # LibreOffice and Sheets (=HYPERLINK(...), @SUM(...)); a leading ' makes it text there.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -44,6 +44,10 @@ class FormatTable:
             for f in self.formats
         )
 
+    def written_by(self, writer_path: str) -> tuple[str, ...]:
+        """The names of the formats ``writer_path`` writes: what that writer accepts."""
+        return tuple(f.name for f in self.formats if f.writer_path == writer_path)
+
     def __getitem__(self, name: str) -> OutputFormat:
         for found in self.formats:
             if found.name == name:

@@ -52,11 +52,12 @@ from nvfp4_tui.core.slo import (
 )
 from nvfp4_tui.core.timing_doubt import MODELLED_TIME, timing_doubt
 from nvfp4_tui.output.error_table import error_rows, error_table
+from nvfp4_tui.output.formats import REPORT
 from nvfp4_tui.output.server_view import server_view_rows, server_view_table
 from nvfp4_tui.output.tables import format_table, table_cells
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 
-REPORT_FORMATS = ("text", "json", "markdown")
+REPORT_FORMATS = REPORT.written_by(f"{__name__}:render_snapshot")
 CHART_WIDTH = 72
 CHART_HEIGHT = 18
 # One marker per endpoint: the chart must read without colour in a CI log.
