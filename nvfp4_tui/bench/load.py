@@ -15,12 +15,14 @@ unsent. Time spent paused shifts the rest of the schedule instead of making it l
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from nvfp4_tui.config.arrivals import spelt_out
 from nvfp4_tui.config.profile import RunPlan
 from nvfp4_tui.core.events import PhasePlan
 from nvfp4_tui.core.slo import LATE_AFTER_S
@@ -30,29 +32,48 @@ Limit = Literal["max_duration", "max_requests", "max_errors", "endpoint_down"]
 Send = Callable[[int, float, float], Awaitable[None]]  # (index, due offset s, late s)
 
 
+def _constant(rate_rps: float, _burstiness: float, _draw: random.Random) -> Iterator[float]:
+    return (index / rate_rps for index in itertools.count())
+
+
+def _summed(gap: Callable[[], float]) -> Iterator[float]:
+    offset = 0.0
+    while True:
+        yield offset
+        offset += gap()
+
+
+def _poisson(rate_rps: float, _burstiness: float, draw: random.Random) -> Iterator[float]:
+    return _summed(lambda: draw.expovariate(rate_rps))
+
+
+def _gamma(rate_rps: float, burstiness: float, draw: random.Random) -> Iterator[float]:
+    scale = 1.0 / (rate_rps * burstiness)  # mean shape x scale = 1 / rate
+    return _summed(lambda: draw.gammavariate(burstiness, scale))
+
+
+# How each arrival shape a profile may name (config.arrivals) draws its send offsets, from the
+# rate, the burstiness and the phase's seeded draw.
+ARRIVAL_SHAPES: dict[str, Callable[[float, float, random.Random], Iterator[float]]] = {
+    "constant": _constant,
+    "poisson": _poisson,
+    "gamma": _gamma,
+}
+
+
 def arrival_offsets_s(
     rate_rps: float, arrivals: str, seed: str, burstiness: float = 1.0
 ) -> Iterator[float]:
     """Send offsets from the phase start, without end; ``seed`` names the phase's draw."""
     if not rate_rps > 0:
         raise ValueError(f"rate must be > 0 requests/s, got {rate_rps!r}")
-    if arrivals == "constant":
-        index = 0
-        while True:
-            yield index / rate_rps
-            index += 1
-    if arrivals not in ("poisson", "gamma"):
-        raise ValueError(f'arrivals must be "constant", "poisson" or "gamma", got {arrivals!r}')
+    shape = ARRIVAL_SHAPES.get(arrivals)
+    if shape is None:
+        raise ValueError(f"arrivals must be {spelt_out(tuple(ARRIVAL_SHAPES))}, got {arrivals!r}")
     if not burstiness > 0:
         raise ValueError(f"burstiness must be > 0, got {burstiness!r}")
-    draw = random.Random(seed)  # a str seed is hashed with SHA-512: stable across runs
-    offset = 0.0
-    while True:
-        yield offset
-        if arrivals == "poisson":
-            offset += draw.expovariate(rate_rps)
-        else:  # mean shape x scale = 1 / rate
-            offset += draw.gammavariate(burstiness, 1.0 / (rate_rps * burstiness))
+    # A str seed is hashed with SHA-512: stable across runs.
+    return shape(rate_rps, burstiness, random.Random(seed))
 
 
 def phase_schedule(plan: PhasePlan, seed: str) -> list[float]:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse, urlsplit, urlunsplit
 
 from nvfp4_tui.config import BUILTIN_SUITES
+from nvfp4_tui.config.arrivals import ARRIVALS, MAX_BURSTINESS, Arrivals, spelt_out
 from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.telemetry_choice import (
     EXPECTED as TELEMETRY_EXPECTED,
@@ -37,10 +38,6 @@ from nvfp4_tui.core.events import EndpointInfo
 from nvfp4_tui.core.slo import SloTargets
 
 ModelClass = Literal["moe", "dense"]
-Arrivals = Literal["constant", "poisson", "gamma"]
-ARRIVALS: tuple[Arrivals, ...] = ("constant", "poisson", "gamma")
-# gamma arrivals: the gaps' shape (1: Poisson; below 1 burstier, above 1 more even).
-MAX_BURSTINESS = 1000.0
 _BURSTINESS = f"a number above 0 and at most {MAX_BURSTINESS:g}"
 
 # The seed's scaling run for Qwen3.6 (per-request decode tok/s 170/140/135/73 at c=1/2/4/8),
@@ -410,9 +407,7 @@ def _read_quirks(table: Table | None) -> QuirkSpec:
         return QuirkSpec()
     flag = "true or false"
     spec = QuirkSpec(
-        usage=table.get(
-            "usage", one_of(*USAGE_QUIRKS), '"separate", "finish" or "none"', "separate"
-        ),
+        usage=table.get("usage", one_of(*USAGE_QUIRKS), spelt_out(USAGE_QUIRKS), "separate"),
         continuous_usage=table.get("continuous_usage", a_bool, flag, True),
         done=table.get("done", a_bool, flag, True),
         metrics=table.get("metrics", a_bool, flag, True),
@@ -684,9 +679,7 @@ def _read_load(table: Table) -> dict[str, Any]:
     count, seconds = an_int(0), a_number(minimum=0)
     return {
         "rate_rps": rate,
-        "arrivals": table.get(
-            "arrivals", one_of(*ARRIVALS), '"constant", "poisson" or "gamma"', "poisson"
-        ),
+        "arrivals": table.get("arrivals", one_of(*ARRIVALS), spelt_out(ARRIVALS), "poisson"),
         "burstiness": table.get(
             "burstiness", a_number(above=0, maximum=MAX_BURSTINESS), _BURSTINESS, 1.0
         ),
@@ -754,10 +747,10 @@ def load_profile(path: Path) -> Profile:
 
 
 def _arrivals_option(value: str) -> Arrivals:
-    match value:
-        case "constant" | "poisson" | "gamma":
-            return value
-    raise ConfigError([f'--arrivals: expected "constant", "poisson" or "gamma", got {value!r}'])
+    for shape in ARRIVALS:
+        if value == shape:
+            return shape
+    raise ConfigError([f"--arrivals: expected {spelt_out(ARRIVALS)}, got {value!r}"])
 
 
 def with_overrides(

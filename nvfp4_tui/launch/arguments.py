@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from nvfp4_tui.config import DEMO_PROFILE
+from nvfp4_tui.config.arrivals import ARRIVALS
 from nvfp4_tui.config.telemetry_choice import HOST_KINDS, TelemetryKind
 from nvfp4_tui.output.formats import COMPARE, EXPORT, REPORT
 
@@ -92,9 +93,7 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     load.add_argument("--rate", type=rate_list, help="open loop: requests/s per level, e.g. 2,4")
     p.add_argument(
         "--arrivals",
-        # Spelt out, not config.profile.ARRIVALS: parsing a command line loads no profile code
-        # (a test keeps the two the same).
-        choices=("constant", "poisson", "gamma"),
+        choices=ARRIVALS,
         help="open-loop arrivals (default poisson)",
     )
     p.add_argument(

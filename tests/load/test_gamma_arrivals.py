@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.bench.load import arrival_offsets_s, phase_schedule
+from nvfp4_tui.bench.load import ARRIVAL_SHAPES, arrival_offsets_s, phase_schedule
 from nvfp4_tui.bench.runner import plan_phases
 from nvfp4_tui.config.profile import ARRIVALS, ConfigError, load_profile, with_overrides
 from nvfp4_tui.config.suites import load_suites
@@ -72,3 +72,9 @@ def test_the_command_lines_choices_are_the_profiles() -> None:
     arguments.add_plan_options(parser)
     option = next(a for a in parser._actions if a.dest == "arrivals")
     assert tuple(option.choices) == ARRIVALS
+
+
+def test_every_arrival_shape_a_profile_may_name_has_a_draw() -> None:
+    assert tuple(ARRIVAL_SHAPES) == ARRIVALS
+    with pytest.raises(ValueError, match='arrivals must be "constant", "poisson" or "gamma"'):
+        arrival_offsets_s(RATE, "bursty", "x")
