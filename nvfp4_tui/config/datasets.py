@@ -125,10 +125,6 @@ class DatasetError(ValueError):
     """The dataset cannot be read at all; the message says why (the suite's error names it)."""
 
 
-class NotRegularFile(DatasetError):
-    """The path is a directory, FIFO or device: never read, as it could block or never end."""
-
-
 def read_fields(table: Table) -> FieldMap | None:
     """``[suite.fields]``: every value the name of a JSON field."""
     field = "the name of a JSON field"
@@ -160,9 +156,9 @@ def resolve_source(raw: str, suite_path: Path) -> Path:
     )
 
 
-def open_regular(path: Path, expected: str = "a JSONL file") -> BinaryIO:
+def open_regular(path: Path) -> BinaryIO:
     """The file, opened only when it is a regular one: a FIFO would block the open, and a
-    device such as /dev/zero would never end. NotRegularFile names ``expected`` otherwise."""
+    device such as /dev/zero would never end."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -171,8 +167,8 @@ def open_regular(path: Path, expected: str = "a JSONL file") -> BinaryIO:
         raise DatasetError(f"{path}: cannot read: {show(e.strerror or str(e))}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise NotRegularFile(
-            f"{path}: not a regular file (a directory, FIFO or device); expected {expected}"
+        raise DatasetError(
+            f"{path}: not a regular file (a directory, FIFO or device); expected a JSONL file"
         )
     return os.fdopen(fd, "rb")
 
