@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +45,14 @@ def discard(argument: str) -> None:
     reading it would otherwise leave it behind)."""
     if argument.startswith(FILE_MARK):
         Path(argument.removeprefix(FILE_MARK)).unlink(missing_ok=True)
+
+
+@contextmanager
+def discarded_on_failure(argument: str) -> Iterator[str]:
+    """``argument``, its file removed if the block raises: the child it was meant for did not
+    start, or not far enough to take it."""
+    try:
+        yield argument
+    except BaseException:
+        discard(argument)
+        raise

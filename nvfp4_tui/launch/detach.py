@@ -33,7 +33,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any, TextIO
 
-from nvfp4_tui.bench.handover import discard, hand_over, taken
+from nvfp4_tui.bench.handover import discard, discarded_on_failure, hand_over, taken
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import Profile
@@ -108,16 +108,7 @@ def _start_closed_stdin(
 def launch_detached(
     command: list[str], out_root: Path, run_id: str, ready_timeout_s: float
 ) -> Detached:
-    """Start ``command`` detached, with its stderr to the log; wait for the snapshot to exist.
-    A spec it hands over (its last argument, ``hand_over``) is removed when it fails to start."""
-    try:
-        return _started(command, out_root, run_id, ready_timeout_s)
-    except DetachError:
-        discard(command[-1])
-        raise
-
-
-def _started(command: list[str], out_root: Path, run_id: str, ready_timeout_s: float) -> Detached:
+    """Start ``command`` detached, with its stderr to the log; wait for the snapshot to exist."""
     snapshot = out_root / run_id
     log = hidden_log_path(out_root, run_id)
     try:
@@ -173,9 +164,9 @@ def detach_run(profile: Profile, out_root: Path) -> Detached:
     plan = plan_run(profile)
     say_before_run(plan)
     run_id = _free_run_id(profile, out_root)
-    spec = hand_over(asdict(WorkerSpec.of(plan, out_root, run_id)))
-    command = _python_module("nvfp4_tui.bench.worker", spec)
-    return launch_detached(command, out_root, run_id, RUN_READY_TIMEOUT_S)
+    with discarded_on_failure(hand_over(asdict(WorkerSpec.of(plan, out_root, run_id)))) as spec:
+        command = _python_module("nvfp4_tui.bench.worker", spec)
+        return launch_detached(command, out_root, run_id, RUN_READY_TIMEOUT_S)
 
 
 def detach_demo(
@@ -186,9 +177,10 @@ def detach_demo(
     say_before_run(plan)
     run_id = _free_run_id(profile, out_root)
     # The simulator starts in the detached process: its URLs join the plan there.
-    job = hand_over(DemoJob(WorkerSpec.of(plan, out_root, run_id), time_scale).plain())
-    command = _python_module("nvfp4_tui.launch.detach", "demo", job)
-    return launch_detached(command, out_root, run_id, DEMO_READY_TIMEOUT_S)
+    job = DemoJob(WorkerSpec.of(plan, out_root, run_id), time_scale)
+    with discarded_on_failure(hand_over(job.plain())) as handed:
+        command = _python_module("nvfp4_tui.launch.detach", "demo", handed)
+        return launch_detached(command, out_root, run_id, DEMO_READY_TIMEOUT_S)
 
 
 def print_detached(detached: Detached, stream: TextIO = sys.stdout) -> None:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from nvfp4_tui.bench.event_pipe import event_lines
-from nvfp4_tui.bench.handover import discard, hand_over
+from nvfp4_tui.bench.handover import discard, discarded_on_failure, hand_over
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.core.events import Event, decode
 from nvfp4_tui.sources.base import Capabilities, SourceStatus
@@ -37,18 +37,19 @@ class LiveSource:
         self._handed = ""  # the spec's argument (hand_over), removed when the worker is gone
 
     async def start(self) -> None:
-        self._handed = hand_over(self.spec.__dict__)
-        self.process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "nvfp4_tui.bench.worker",
-            self._handed,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            limit=16 * 1024 * 1024,
-            start_new_session=True,  # Ctrl-C in the terminal reaches the UI, which stops the run
-        )
+        # A worker that fails to start leaves no process for close() to wait on: its spec goes now.
+        with discarded_on_failure(hand_over(self.spec.__dict__)) as self._handed:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "nvfp4_tui.bench.worker",
+                self._handed,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                limit=16 * 1024 * 1024,
+                start_new_session=True,  # Ctrl-C in the terminal reaches the UI, which stops it
+            )
         self._stderr_task = asyncio.create_task(self._read_stderr())
 
     async def _read_stderr(self) -> None:

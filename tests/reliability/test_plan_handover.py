@@ -5,10 +5,12 @@ which is gone once the worker has read it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from nvfp4_tui.bench.handover import FILE_MARK, hand_over, taken
 from nvfp4_tui.bench.worker import WorkerSpec
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import load_profile
+from nvfp4_tui.sources.live import LiveSource
 from nvfp4_tui.store.manifest import read_manifest
 from tests.reliability.test_hostile_files import within_deadline
 from tests.scoring.test_datasets import NUMBER_SUITE, write_jsonl
@@ -95,3 +98,22 @@ def test_a_spec_is_json_itself_or_the_file_that_holds_it(tmp_path: Path) -> None
     argument = hand_over({"a": [1, 2]})
     assert taken(argument) == {"a": [1, 2]}
     assert not Path(argument.removeprefix(FILE_MARK)).exists()
+
+
+async def test_a_worker_that_fails_to_start_leaves_no_spec_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan, _ = _planned(tmp_path, rows=3)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(specs))
+
+    async def no_process(*_args: object, **_kwargs: object) -> None:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", no_process)
+    source = LiveSource(WorkerSpec.of(plan, tmp_path / "out", "never"))
+    with pytest.raises(OSError, match="Too many open files"):
+        await source.start()
+    await source.close()
+    assert list(specs.iterdir()) == []
