@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from nvfp4_tui.config.arrivals import spelt_out
 from nvfp4_tui.config.profile import RunPlan
+from nvfp4_tui.config.tomlcheck import spelt_out
 from nvfp4_tui.core.events import PhasePlan
 from nvfp4_tui.core.slo import LATE_AFTER_S
 

@@ -13,9 +13,3 @@ Arrivals = Literal["constant", "poisson", "gamma"]
 ARRIVALS: tuple[Arrivals, ...] = get_args(Arrivals)
 # gamma arrivals: the gaps' shape (1: Poisson; below 1 burstier, above 1 more even).
 MAX_BURSTINESS = 1000.0
-
-
-def spelt_out(choices: tuple[str, ...]) -> str:
-    """``'"a", "b" or "c"'``: the choices as an error message names them."""
-    quoted = [f'"{choice}"' for choice in choices]
-    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse, urlsplit, urlunsplit
 
 from nvfp4_tui.config import BUILTIN_SUITES
-from nvfp4_tui.config.arrivals import ARRIVALS, MAX_BURSTINESS, Arrivals, spelt_out
+from nvfp4_tui.config.arrivals import ARRIVALS, MAX_BURSTINESS, Arrivals
 from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.telemetry_choice import (
     EXPECTED as TELEMETRY_EXPECTED,
@@ -33,6 +33,7 @@ from nvfp4_tui.config.tomlcheck import (
     an_int,
     load_toml,
     one_of,
+    spelt_out,
 )
 from nvfp4_tui.core.events import EndpointInfo
 from nvfp4_tui.core.slo import SloTargets

@@ -12,10 +12,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from nvfp4_tui.config.tomlcheck import spelt_out
+
 TelemetryKind = Literal["nvml", "none", "sim", "dcgm", "prometheus"]
 HOST_KINDS: tuple[TelemetryKind, ...] = ("nvml", "none", "sim")
-URL_KINDS: tuple[TelemetryKind, ...] = ("dcgm", "prometheus")
-EXPECTED = '"nvml", "none", "sim", "dcgm:http://host:9400/metrics" or "prometheus:http://host:9090"'
+# The kinds read from a URL, each with the URL an error message shows as its example.
+URL_EXAMPLES: dict[TelemetryKind, str] = {
+    "dcgm": "http://host:9400/metrics",
+    "prometheus": "http://host:9090",
+}
+URL_KINDS: tuple[TelemetryKind, ...] = tuple(URL_EXAMPLES)
+EXPECTED = spelt_out((*HOST_KINDS, *(f"{kind}:{url}" for kind, url in URL_EXAMPLES.items())))
 
 
 @dataclass(frozen=True)

@@ -187,6 +187,12 @@ def a_bool(raw: Any) -> bool | None:
     return raw if isinstance(raw, bool) else None
 
 
+def spelt_out(choices: tuple[str, ...]) -> str:
+    """``'"a", "b" or "c"'``: the choices as an error message names them."""
+    quoted = [f'"{choice}"' for choice in choices]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
 def one_of(*choices: str) -> Callable[[Any], str | None]:
     def check(raw: Any) -> str | None:
         return raw if isinstance(raw, str) and raw in choices else None

@@ -245,8 +245,9 @@ def test_every_kind_a_profile_may_name_is_planned_or_plugged_in_by_its_owner() -
     added by its owner) and "none" have none."""
     from typing import get_args
 
-    from nvfp4_tui.config.telemetry_choice import URL_KINDS, TelemetryKind
+    from nvfp4_tui.config.telemetry_choice import HOST_KINDS, URL_KINDS, TelemetryKind
     from nvfp4_tui.telemetry.sampler import PLANNERS
 
+    assert sorted((*HOST_KINDS, *URL_KINDS)) == sorted(get_args(TelemetryKind))
     assert set(PLANNERS) == {"nvml", *URL_KINDS}
     assert set(get_args(TelemetryKind)) - set(PLANNERS) == {"sim", "none"}
