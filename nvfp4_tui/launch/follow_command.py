@@ -17,7 +17,7 @@ from nvfp4_tui.launch.usage import (
     UsageError,
     json_needs_headless,
     said_unreadable,
-    snapshot_errors_are_usage,
+    usage_errors,
 )
 
 if TYPE_CHECKING:
@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 def follow_command(args: argparse.Namespace) -> int:
     json_needs_headless(args)
-    return snapshot_errors_are_usage(lambda: _follow(args))
+    with usage_errors():
+        return _follow(args)
 
 
 def _follow(args: argparse.Namespace) -> int:

@@ -12,22 +12,17 @@ from pathlib import Path
 
 from nvfp4_tui.core import exit_codes
 from nvfp4_tui.core.outside_text import outside_line
-from nvfp4_tui.launch.usage import (
-    UsageError,
-    figures_extra,
-    said_unreadable,
-    snapshot_errors_are_usage,
-)
+from nvfp4_tui.launch.usage import UsageError, said_unreadable, usage_errors
 from nvfp4_tui.output.formats import COMPARE, EXPORT, REPORT
 
 
 def replay_command(args: argparse.Namespace) -> int:
-    def replay() -> int:
-        from nvfp4_tui.launch.ui import run_source_ui
-        from nvfp4_tui.output.report import render_snapshot
-        from nvfp4_tui.sources.replay import ReplaySource
-        from nvfp4_tui.store.reader import open_snapshot
+    from nvfp4_tui.launch.ui import run_source_ui
+    from nvfp4_tui.output.report import render_snapshot
+    from nvfp4_tui.sources.replay import ReplaySource
+    from nvfp4_tui.store.reader import open_snapshot
 
+    with usage_errors():
         snapshot = open_snapshot(args.snapshot)
         if args.headless:
             print(render_snapshot(snapshot, "text"))
@@ -43,15 +38,12 @@ def replay_command(args: argparse.Namespace) -> int:
         source = ReplaySource(snapshot, speed=args.speed)
         return run_source_ui(source, f"replay {snapshot.run_id}")
 
-    return snapshot_errors_are_usage(replay)
-
 
 def export_command(args: argparse.Namespace) -> int:
+    from nvfp4_tui.store.reader import open_snapshot
+
     chosen = EXPORT[args.format]
-
-    def export() -> int:
-        from nvfp4_tui.store.reader import open_snapshot
-
+    with usage_errors():
         snapshot = open_snapshot(args.snapshot)
         for written in chosen.writer()(snapshot, chosen.name, args.out):
             if isinstance(written, Path):
@@ -60,17 +52,14 @@ def export_command(args: argparse.Namespace) -> int:
                 print(f"left out: {written.name}: {written.reason}", file=sys.stderr)
         return said_unreadable(snapshot.path, snapshot.warnings)
 
-    return figures_extra(export) if chosen.needs_figures else snapshot_errors_are_usage(export)
-
 
 def report_command(args: argparse.Namespace) -> int:
+    from nvfp4_tui.store.reader import open_snapshot
+
     if args.figures is not None and args.format != "markdown":
         raise UsageError("--figures goes with --format markdown (html carries its figures inside)")
     chosen = REPORT[args.format]
-
-    def report() -> int:
-        from nvfp4_tui.store.reader import open_snapshot
-
+    with usage_errors():
         snapshot = open_snapshot(args.snapshot)
         if args.figures is not None:  # the Markdown write-up, its figures beside it
             from nvfp4_tui.output.writeup import render_writeup
@@ -81,21 +70,17 @@ def report_command(args: argparse.Namespace) -> int:
         print(text.removesuffix("\n"), flush=True)
         return said_unreadable(snapshot.path, snapshot.warnings)
 
-    if chosen.needs_figures or args.figures is not None:
-        return figures_extra(report)
-    return snapshot_errors_are_usage(report)
-
 
 def import_command(args: argparse.Namespace) -> int:
-    def legacy_import() -> int:
-        from nvfp4_tui.store.legacy import (
-            LegacyError,
-            import_legacy,
-            in_flight_note,
-            recorded_in_flight,
-        )
-        from nvfp4_tui.store.manifest import read_manifest
+    from nvfp4_tui.store.legacy import (
+        LegacyError,
+        import_legacy,
+        in_flight_note,
+        recorded_in_flight,
+    )
+    from nvfp4_tui.store.manifest import read_manifest
 
+    with usage_errors():
         try:
             path = import_legacy(args.legacy, args.out)
         except LegacyError as e:
@@ -108,14 +93,12 @@ def import_command(args: argparse.Namespace) -> int:
         print(f"report:   nvfp4-tui report {path}")
         return exit_codes.OK
 
-    return snapshot_errors_are_usage(legacy_import)
-
 
 def compare_command(args: argparse.Namespace) -> int:
-    def compare() -> int:
-        from nvfp4_tui.output.compare import compare_snapshots
-        from nvfp4_tui.store.reader import open_snapshot
+    from nvfp4_tui.output.compare import compare_snapshots
+    from nvfp4_tui.store.reader import open_snapshot
 
+    with usage_errors():
         a, b = open_snapshot(args.a), open_snapshot(args.b)
         comparison = compare_snapshots(a, b, score=args.score)
         if args.ui:
@@ -128,5 +111,3 @@ def compare_command(args: argparse.Namespace) -> int:
             code = exit_codes.OK
         damaged = [said_unreadable(run.path, run.warnings) for run in (a, b)]
         return exit_codes.DAMAGED if exit_codes.DAMAGED in damaged else code
-
-    return snapshot_errors_are_usage(compare)

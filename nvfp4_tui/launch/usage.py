@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from nvfp4_tui.core import exit_codes
@@ -18,13 +19,10 @@ class UsageError(Exception):
 
 def check_out(out: Path) -> None:
     """A ``--out`` that cannot hold snapshots is bad input (exit 2), refused before the run."""
-    from nvfp4_tui.store.manifest import SnapshotError
     from nvfp4_tui.store.writer import check_out_root
 
-    try:
+    with usage_errors():
         check_out_root(out)
-    except SnapshotError as e:
-        raise UsageError(str(e)) from None
 
 
 def json_needs_headless(args: argparse.Namespace) -> None:
@@ -32,22 +30,16 @@ def json_needs_headless(args: argparse.Namespace) -> None:
         raise UsageError("--json goes with --headless (the monitor shows the panes itself)")
 
 
-def snapshot_errors_are_usage(action: Callable[[], int]) -> int:
+@contextmanager
+def usage_errors() -> Iterator[None]:
+    """A snapshot or output path that cannot be read or written, or a missing figures extra,
+    told as bad input (exit 2) in its one line."""
+    from nvfp4_tui.output.figures import FiguresExtraMissing
     from nvfp4_tui.store.manifest import SnapshotError
 
     try:
-        return action()
-    except SnapshotError as e:
-        raise UsageError(str(e)) from None
-
-
-def figures_extra(action: Callable[[], int]) -> int:
-    """``action``, with a missing matplotlib told as the one line that says how to install it."""
-    from nvfp4_tui.output.figures import FiguresExtraMissing
-
-    try:
-        return snapshot_errors_are_usage(action)
-    except FiguresExtraMissing as e:
+        yield
+    except (SnapshotError, FiguresExtraMissing) as e:
         raise UsageError(str(e)) from None
 
 
