@@ -18,6 +18,7 @@ from nvfp4_tui.core.events import GpuSample, ServerSample
 from nvfp4_tui.telemetry.dcgm import DcgmSource, DcgmUnavailable
 from nvfp4_tui.telemetry.nvml import NvmlSource, TelemetryUnavailable, resolve_gpu
 from nvfp4_tui.telemetry.prometheus import MetricsStatus, PrometheusScraper
+from nvfp4_tui.telemetry.sampler import by_url
 
 DASH = "—"
 
@@ -117,14 +118,7 @@ def _print_endpoints(profile: Profile, nvml: NvmlSource | None) -> None:
 
 
 def _print_dcgm(profile: Profile, t: float) -> None:
-    urls = sorted(
-        {
-            e.telemetry.url
-            for e in profile.endpoints
-            if e.telemetry.kind == "dcgm" and e.telemetry.url is not None
-        }
-    )
-    for url in urls:
+    for url in sorted(by_url(e for e in profile.endpoints if e.telemetry.kind == "dcgm")):
         source = DcgmSource(url)
         try:
             samples = source.sample(t)

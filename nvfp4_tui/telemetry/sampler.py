@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import Endpoint, Profile
@@ -213,14 +214,19 @@ def plan_gpu_telemetry(
     PrometheusQuerySource per server; "none" and "sim" have no entry (the simulator's source is
     plugged in by its owner)."""
     plan = GpuTelemetryPlan()
-    for kind, planner in PLANNERS.items():
+    planners: dict[TelemetryKind, Planner] = {
+        **PLANNERS,
+        "nvml": partial(_plan_nvml, open_nvml=open_nvml),
+    }
+    for kind, planner in planners.items():
         endpoints = [e for e in profile.endpoints if e.telemetry.kind == kind]
         if endpoints:
-            planner(endpoints, plan, open_nvml)
+            planner(endpoints, plan)
     return plan
 
 
-def _by_url(endpoints: list[Endpoint]) -> dict[str, list[Endpoint]]:
+def by_url(endpoints: Iterable[Endpoint]) -> dict[str, list[Endpoint]]:
+    """The endpoints whose telemetry is read from a URL, by that URL."""
     grouped: dict[str, list[Endpoint]] = {}
     for endpoint in endpoints:
         if endpoint.telemetry.url is not None:
@@ -228,20 +234,21 @@ def _by_url(endpoints: list[Endpoint]) -> dict[str, list[Endpoint]]:
     return grouped
 
 
-def _plan_dcgm(
-    endpoints: list[Endpoint], plan: GpuTelemetryPlan, _open_nvml: Callable[[], NvmlSource]
-) -> None:
-    for url, exported in _by_url(endpoints).items():
+def _given_gpus(endpoints: Iterable[Endpoint], plan: GpuTelemetryPlan) -> None:
+    """The GPU index each endpoint names outright is the one its samples carry."""
+    for endpoint in endpoints:
+        if isinstance(endpoint.gpu, int):
+            plan.endpoint_gpus[endpoint.id] = endpoint.gpu
+
+
+def _plan_dcgm(endpoints: list[Endpoint], plan: GpuTelemetryPlan) -> None:
+    for url, exported in by_url(endpoints).items():
         plan.sources.append(DcgmSource(url, _dcgm_gpus(exported, plan)))
-        for endpoint in exported:
-            if isinstance(endpoint.gpu, int):
-                plan.endpoint_gpus[endpoint.id] = endpoint.gpu
+        _given_gpus(exported, plan)
 
 
-def _plan_prometheus_servers(
-    endpoints: list[Endpoint], plan: GpuTelemetryPlan, _open_nvml: Callable[[], NvmlSource]
-) -> None:
-    for url, scraped in _by_url(endpoints).items():
+def _plan_prometheus_servers(endpoints: list[Endpoint], plan: GpuTelemetryPlan) -> None:
+    for url, scraped in by_url(endpoints).items():
         source = PrometheusQuerySource(url, scraped)
         plan.sources.append(source)
         _plan_prometheus(source, plan)
@@ -263,7 +270,9 @@ def telemetry_for_run(plan: LaunchPlan) -> tuple[LaunchPlan, list[GpuSource], li
 
 
 def _plan_nvml(
-    endpoints: list[Endpoint], plan: GpuTelemetryPlan, open_nvml: Callable[[], NvmlSource]
+    endpoints: list[Endpoint],
+    plan: GpuTelemetryPlan,
+    open_nvml: Callable[[], NvmlSource] = NvmlSource.open,
 ) -> None:
     try:
         source = open_nvml()
@@ -290,9 +299,7 @@ def _plan_nvml(
 def _plan_prometheus(source: PrometheusQuerySource, plan: GpuTelemetryPlan) -> None:
     """Each endpoint's GPU index as its samples will carry it: given, or the index of the card
     its UUID names, asked of Prometheus once (a run whose server is down goes on without)."""
-    for endpoint in source.endpoints:
-        if isinstance(endpoint.gpu, int):
-            plan.endpoint_gpus[endpoint.id] = endpoint.gpu
+    _given_gpus(source.endpoints, plan)
     named = [e for e in source.endpoints if isinstance(e.gpu, str)]
     if not named:
         return
@@ -341,7 +348,7 @@ def _dcgm_gpus(endpoints: list[Endpoint], plan: GpuTelemetryPlan) -> list[int | 
     return gpus or None
 
 
-Planner = Callable[[list[Endpoint], GpuTelemetryPlan, Callable[[], NvmlSource]], None]
+Planner = Callable[[list[Endpoint], GpuTelemetryPlan], None]
 # How each kind of telemetry read on this host or from a URL becomes sources (and each
 # endpoint's GPU index): a new kind is an entry here beside its name in config.telemetry_choice.
 PLANNERS: dict[TelemetryKind, Planner] = {
