@@ -68,20 +68,14 @@ def _follow(args: argparse.Namespace) -> int:
 
 async def _print_events(source: FollowSource, json_lines: bool) -> None:
     from nvfp4_tui.launch.run import PhasePrinter
-    from nvfp4_tui.output.pane_json import PaneJsonLines
+    from nvfp4_tui.output.pane_json import PaneJsonLines, printing_panes
 
     panes = PaneJsonLines() if json_lines else None
     # With --json the human lines still go out, on stderr.
     printer = PhasePrinter(sys.stderr if json_lines else None)
-    ticker = asyncio.create_task(panes.print_every()) if panes is not None else None
-    try:
+    async with printing_panes(panes):
         async for batch in source.batches():
             for event in batch:
                 printer(event)
                 if panes is not None:
                     panes(event)
-    finally:
-        if ticker is not None:
-            ticker.cancel()
-    if panes is not None:
-        panes.print_now(unless_printed=True)

@@ -28,7 +28,7 @@ from nvfp4_tui.core.figures.leaderboard import STEADY_SHARE
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import Load, run_plans
 from nvfp4_tui.core.timing_doubt import describe_timing_doubt
-from nvfp4_tui.output.pane_json import PaneJsonLines
+from nvfp4_tui.output.pane_json import PaneJsonLines, printing_panes
 from nvfp4_tui.store.manifest import SnapshotError
 from nvfp4_tui.telemetry.sampler import telemetry_for_run
 
@@ -94,16 +94,13 @@ async def _run_session(session: Session, panes: PaneJsonLines | None = None) -> 
     stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     for sig in stops:
         loop.add_signal_handler(sig, task.cancel)
-    printer = asyncio.create_task(panes.print_every()) if panes is not None else None
     try:
-        result = await session.run()
+        async with printing_panes(panes):  # the final figures once every phase is over
+            result = await session.run()
     finally:
-        if printer is not None:
-            printer.cancel()
         for sig in stops:
             loop.remove_signal_handler(sig)
     if panes is not None:
-        panes.print_now(unless_printed=True)  # the final figures, once every phase is over
         panes.print_server_view()
     return result
 

@@ -14,7 +14,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import TextIO
 
 from nvfp4_tui.core.events import Event
@@ -84,3 +85,17 @@ class PaneJsonLines:
         while True:
             await asyncio.sleep(interval_s - self._clock() % interval_s)
             self.print_now()
+
+
+@asynccontextmanager
+async def printing_panes(panes: PaneJsonLines | None) -> AsyncIterator[None]:
+    """While the block runs, ``panes`` printed every interval; when it ends without an error,
+    the final figures once (nothing at all when ``panes`` is None: no --json)."""
+    ticker = asyncio.create_task(panes.print_every()) if panes is not None else None
+    try:
+        yield
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+    if panes is not None:
+        panes.print_now(unless_printed=True)
