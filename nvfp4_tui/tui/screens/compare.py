@@ -151,6 +151,7 @@ class CompareScreen(Screen):
         self.significant_only = False
         self._filled_w = 0  # the screen width the tables were last filled for
         self._name_w = MIN_NAME_W
+        self._names: dict[str, str] = {}  # each pair's label as the rows show it at _name_w
 
     def compose(self) -> ComposeResult:
         yield Static(id="compare-head")
@@ -200,10 +201,10 @@ class CompareScreen(Screen):
         if width == self._filled_w:
             return
         self._filled_w = width
-        self._name_w = max(MIN_NAME_W, width // NAME_SHARE)
+        self._name_w = w = max(MIN_NAME_W, width // NAME_SHARE)
+        c = self.comparison
+        self._names = names = shown_names(c, w)
         self._fill()
-        c, w = self.comparison, self._name_w
-        names = shown_names(c, w)
         _fill_levels(
             self.query_one("#levels", DataTable), c.levels, cell_styles(self.app), names, w
         )
@@ -231,9 +232,8 @@ class CompareScreen(Screen):
             for cell in c.cells
             if not self.significant_only or any(m.significant for m in cell.changes)
         ]
-        names = shown_names(c, self._name_w)
         for cell in cells:
-            name = _name(names, cell.label, self._name_w)
+            name = _name(self._names, cell.label, self._name_w)
             table.add_row(*_row(cell, name, styles, errors=_any_failures(c)))
         shown = "significant changes only" if self.significant_only else "every cell in both runs"
         table.border_title = f"A → B per endpoint, suite and load · {shown}"
