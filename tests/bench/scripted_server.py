@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from unittest.mock import patch
 
 from aiohttp import web
 
@@ -96,10 +97,51 @@ async def serve_client(
         yield server, client
 
 
+class ScriptClock:
+    """The client's clock in lockstep with a script (``play(..., clock=)``): it reads the offset
+    of the step the server wrote last, so what the client measures is the script's own timing,
+    whatever the machine's load. Each call is counted: the server writes a step only once the
+    client has stamped the read of the one before."""
+
+    READ_WAIT_S = 10.0  # for the client to read a step; past it the next step goes anyway
+    POLL_S = 0.001
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.calls = 0
+
+    def __call__(self) -> float:
+        self.calls += 1
+        return self.now
+
+    async def read_after(self, calls: int) -> None:
+        """Wait (bounded) until the client has read the clock since ``calls``."""
+        for _ in range(round(self.READ_WAIT_S / self.POLL_S)):
+            if self.calls > calls:
+                return
+            await asyncio.sleep(self.POLL_S)
+
+
+@contextmanager
+def script_clocked() -> Iterator[ScriptClock]:
+    """A ScriptClock that the client reads for the block, in place of ``perf_counter``."""
+    clock = ScriptClock()
+    with (
+        patch("nvfp4_tui.bench.client.endpoint.perf_counter", clock),
+        patch("nvfp4_tui.bench.client.trace.perf_counter", clock),
+    ):
+        yield clock
+
+
 def play(
-    steps: list[tuple[float, Any]], content_type: str = "text/event-stream", status: int = 200
+    steps: list[tuple[float, Any]],
+    content_type: str = "text/event-stream",
+    status: int = 200,
+    clock: ScriptClock | None = None,
 ) -> Handler:
-    """A handler writing each step's bytes at its offset (s) from the request's arrival."""
+    """A handler writing each step's bytes at its offset (s) from the request's arrival: on the
+    wall clock, or with ``clock`` at once, the clock set to the offset and each write read by
+    the client before the next."""
 
     async def handler(request: web.Request) -> web.StreamResponse:
         loop = asyncio.get_running_loop()
@@ -108,13 +150,18 @@ def play(
         await response.prepare(request)
         for at_s, data in steps:
             delay_s = start + at_s - loop.time()
-            if delay_s > 0:
+            if clock is None and delay_s > 0:
                 await asyncio.sleep(delay_s)
             if data is ABORT:
                 assert request.transport is not None
                 request.transport.abort()
                 return response
+            if clock is None:
+                await response.write(data)
+                continue
+            clock.now, calls = at_s, clock.calls
             await response.write(data)
+            await clock.read_after(calls)
         await response.write_eof()
         return response
 

@@ -1,4 +1,7 @@
-"""Client metrics against scripted servers: TTFT, TTFA, ITL, E2E, token counts, stream endings."""
+"""Client metrics against scripted servers: TTFT, TTFA, ITL, E2E, token counts, stream endings.
+
+The client reads a clock in lockstep with the script (``script_clocked``): each figure is the
+script's own timing, exactly, however busy the machine is."""
 
 from __future__ import annotations
 
@@ -12,22 +15,29 @@ from nvfp4_tui.bench.client import ChatRequest, Measurement
 from nvfp4_tui.bench.client.measurement import itl_samples
 from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.core.events import RequestFinished
-from tests.bench.scripted_server import ABORT, DONE, chunk, play, serve_client, usage
+from tests.bench.scripted_server import (
+    ABORT,
+    DONE,
+    chunk,
+    play,
+    script_clocked,
+    serve_client,
+    usage,
+)
 
-REL = 0.15  # scripted gaps are >= 50 ms; the machine is noisy
-SLACK_S = 0.01  # a late wake-up of the server's or the client's task under load
 HELLO = ChatRequest(messages=({"role": "user", "content": "hi"},), max_tokens=64, temperature=0.0)
 
 
-def close(measured: float | None, expected: float, rel: float = REL) -> bool:
-    return measured is not None and abs(measured - expected) <= rel * expected + SLACK_S
+def close(measured: float | None, expected: float) -> bool:
+    return measured == pytest.approx(expected)
 
 
 async def run_one(
     steps: list[tuple[float, Any]], request: ChatRequest = HELLO
 ) -> tuple[Measurement, dict[str, Any]]:
-    async with serve_client(play(steps)) as (server, client):
-        measurement = await client.chat(request)
+    with script_clocked() as clock:
+        async with serve_client(play(steps, clock=clock)) as (server, client):
+            measurement = await client.chat(request)
     return measurement, server.log.bodies[-1]
 
 
@@ -80,7 +90,7 @@ async def test_timings_of_a_plain_stream_with_a_role_only_first_chunk() -> None:
     m, body = await run_one(steps)
     assert m.status == "ok" and m.error_kind is None
     assert close(m.ttft_s, 0.25) and close(m.ttfa_s, 0.25)
-    assert close(m.itl_p50_s, 0.08) and close(m.itl_max_s, 0.08, rel=0.5)
+    assert close(m.itl_p50_s, 0.08) and close(m.itl_max_s, 0.08)
     assert m.itl_p50_s <= m.itl_p95_s <= m.itl_p99_s <= m.itl_max_s
     assert not m.itl_per_token
     assert close(m.e2e_s, 0.57)
@@ -329,7 +339,7 @@ async def test_done_without_any_finish_reason_ends_the_stream_truncated() -> Non
 async def test_done_then_reset_keeps_a_finished_measurement() -> None:
     steps = [(0.05, chunk("a", finish="stop")), (0.05, DONE), (0.10, ABORT)]
     m, _ = await run_one(steps)
-    assert m.status == "ok" and close(m.e2e_s, 0.05, rel=0.5)
+    assert m.status == "ok" and close(m.e2e_s, 0.05)
 
 
 def test_itl_samples_inter_chunk_when_any_chunk_lacks_usage() -> None:
