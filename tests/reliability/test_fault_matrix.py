@@ -138,7 +138,19 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
     return Matrix(clean, faulty)
 
 
-@pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.endpoint_id)
+# A 10 MiB line is read well within TIMEOUT_S on a quiet box, but a second test run and a demo
+# beside this one made it a timeout: that case waits for the slow run, which has the box alone.
+WALL_CLOCK_BOUND = ("huge_line",)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param(f, marks=pytest.mark.slow) if f.endpoint_id in WALL_CLOCK_BOUND else f
+        for f in FAULTS
+    ],
+    ids=lambda f: f.endpoint_id,
+)
 def test_each_fault_gives_error_rows_of_its_kind_on_its_endpoint(
     matrix: Matrix, fault: Fault
 ) -> None:
@@ -175,6 +187,7 @@ def test_an_endpoint_refusing_from_the_start_is_down_with_a_connect_reason(matri
     assert statuses[-1].message.startswith("connect: connection refused")
 
 
+@pytest.mark.slow  # a ratio of two wall-clock decode rates: 1.32 with a second test run beside it
 def test_clean_endpoints_measure_the_same_beside_every_fault(matrix: Matrix) -> None:
     clean, faulty = rows_of(matrix.clean), rows_of(matrix.faulty)
     assert set(clean) == set(CLEAN)
