@@ -123,6 +123,7 @@ async def test_no_metrics_is_a_404_the_scraper_names(
     assert m.status == "ok"
 
 
+@pytest.mark.slow  # a queued TTFT over twice a wall-clock e2e: 0.248 vs 2 x 0.244 at load 10
 async def test_one_request_at_a_time_queues_the_others(
     fleet_of: FleetFactory, session: aiohttp.ClientSession
 ) -> None:
