@@ -69,7 +69,7 @@ from nvfp4_tui.output.report import (
     vram_per_gpu,
     with_rates,
 )
-from nvfp4_tui.output.tables import format_table, markdown_line
+from nvfp4_tui.output.tables import format_table, markdown_line, number_cell
 from nvfp4_tui.store.legacy import recorded_in_flight
 from nvfp4_tui.store.reader import Snapshot
 
@@ -474,15 +474,11 @@ def _other_clocks(pairs: Sequence[Pairing]) -> str:
     return f"the runs' simulator clocks differ ({clocks}), so their times are not comparable"
 
 
-def _fmt(value: float | None, spec: str) -> str:
-    return "—" if value is None else format(value, spec)
-
-
 def _cell_text(change: MetricChange) -> str:
     spec = change.metric.spec
     if change.a is None and change.b is None:
         return "—"
-    text = f"{_fmt(change.a, spec)} → {_fmt(change.b, spec)}"
+    text = f"{number_cell(change.a, spec)} → {number_cell(change.b, spec)}"
     delta = change.delta
     if delta is not None:
         text += f" ({delta:+{spec}})"
@@ -496,7 +492,7 @@ def _counts_text(a: int, b: int) -> str:
 
 
 def _level_text(tps: float | None, steady: bool | None) -> str:
-    return _fmt(tps, ".1f") + (NOT_STEADY_MARK if steady is False else "")
+    return number_cell(tps, ".1f") + (NOT_STEADY_MARK if steady is False else "")
 
 
 def _mib_text(a: float, b: float) -> str:
@@ -556,7 +552,9 @@ def render_comparison(comparison: Comparison, fmt: str = "text") -> str:
                         level.load_label,
                         _level_text(level.throughput_a_tps, level.steady_a),
                         _level_text(level.throughput_b_tps, level.steady_b),
-                        _fmt(None if level.relative is None else level.relative * 100, "+.1f")
+                        number_cell(
+                            None if level.relative is None else level.relative * 100, "+.1f"
+                        )
                         + ("%" if level.relative is not None else ""),
                     ]
                     for level in comparison.levels

@@ -9,8 +9,7 @@ import polars as pl
 
 from nvfp4_tui.core.events import EndpointInfo
 from nvfp4_tui.core.figures.errors import ErrorRow, ErrorTally
-
-Table = tuple[str, list[str], list[list[str]]]  # title, headers, rows
+from nvfp4_tui.output.tables import Table
 
 ERRORS_TITLE = "Errors: per endpoint and kind, with the first message the server sent"
 

@@ -10,9 +10,8 @@ import polars as pl
 from nvfp4_tui.core.events import EndpointInfo, Event, RequestFinished
 from nvfp4_tui.core.figures.server_view import ClientTotals, ServerViewFold, ServerViewRow
 from nvfp4_tui.core.slo import Load
+from nvfp4_tui.output.tables import Table
 from nvfp4_tui.store.schema import frame_to_events
-
-Table = tuple[str, list[str], list[list[str]]]  # title, headers, rows
 
 SERVER_VIEW_TITLE = (
     "Server view: the client's means beside vLLM's /metrics over each level's window "

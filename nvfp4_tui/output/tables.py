@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from nvfp4_tui.core.outside_text import outside_line
 
+Table = tuple[str, list[str], list[list[str]]]  # title, headers, rows
+
 # Backslash-escaped wherever they are: what starts inline Markdown or HTML in CommonMark and
 # GFM (code, emphasis, links and images, raw HTML and autolinks, entities, strikethrough, math
 # on GitHub, a table cell's end). "(" needs no escape: a link's "](" cannot form without "]".
@@ -24,6 +26,11 @@ _AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=\bwww)(\.)")
 # Escaped at the line's start only, where they open a block (a heading, a list, a rule): "# x",
 # "- x", "+ x", "1. x", "1) x", "---", "===". A number such as "-3.5" is left as it is.
 _MARKDOWN_BLOCK = re.compile(r"^(?:[#+=-](?=\s|$|[#+=-])|\d{1,9}(?=[.)](?:\s|$)))")
+
+
+def number_cell(value: float | None, spec: str) -> str:
+    """``value`` in the format ``spec``, or a dash for a figure that has no value."""
+    return "—" if value is None else format(value, spec)
 
 
 def markdown_line(raw: str | None) -> str:
