@@ -152,7 +152,7 @@ def test_problems_of_every_named_suite_come_together(tmp_path):
         load_suites(tmp_path, ["a", "b"])
     assert error.value.problems == [
         f"{tmp_path / 'a.toml'}: suite.max_tokens: expected an integer >= 1, got 0",
-        f'{tmp_path / "b.toml"}: suite.kind: expected "text" | "code" | "math" | "tool_call" | "choice", '
+        f'{tmp_path / "b.toml"}: suite.kind: expected "text" | "code" | "math" | "tool_call" | "choice" | "synthetic", '
         'got "prose"',
     ]
 
@@ -220,7 +220,9 @@ BAD_SUITES = [
     (
         "bad-kind",
         TEXT_SUITE.replace('kind = "text"', 'kind = "essay"'),
-        ['suite.kind: expected "text" | "code" | "math" | "tool_call" | "choice", got "essay"'],
+        [
+            'suite.kind: expected "text" | "code" | "math" | "tool_call" | "choice" | "synthetic", got "essay"'
+        ],
     ),
     (
         "duplicate-ids",
@@ -257,7 +259,7 @@ BAD_SUITES = [
         "[[prompt]]" + TEXT_SUITE.split("[[prompt]]", 1)[1],
         [
             "suite: missing; expected a table",
-            'suite.kind: missing; expected "text" | "code" | "math" | "tool_call" | "choice"',
+            'suite.kind: missing; expected "text" | "code" | "math" | "tool_call" | "choice" | "synthetic"',
             "suite.max_tokens: missing; expected an integer >= 1",
         ],
     ),

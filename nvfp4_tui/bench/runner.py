@@ -25,6 +25,7 @@ from nvfp4_tui.bench.client import (
     Timeouts,
     retryable,
 )
+from nvfp4_tui.bench.length_fields import exact_length, refusal_probe, refuses_length_fields
 from nvfp4_tui.bench.load import (
     OPEN_LOOP_SLOTS,
     OpenLoopResult,
@@ -146,6 +147,7 @@ class Runner:
         # Endpoints that ended their run down (health check failed, or an outage given up on),
         # with why, in the order they went down.
         self.down: dict[str, str] = {}
+        self._refused_length_fields: set[str] = set()  # endpoints that answered them with 4xx
         give_up_s = profile.run.outage_give_up_s
         self._gates = {
             e.id: EndpointGate(e.id, emit, give_up_s=give_up_s) for e in profile.endpoints
@@ -406,16 +408,27 @@ class Runner:
         """The suite's own (a benchmark's protocol: HumanEval is greedy), else the run's."""
         return self.profile.run.temperature if suite.temperature is None else suite.temperature
 
-    def _request(self, suite: Suite, prompt: Prompt, warmup: bool = False) -> ChatRequest:
+    def _request(
+        self, endpoint_id: str, suite: Suite, prompt: Prompt, warmup: bool = False
+    ) -> ChatRequest:
         run = self.profile.run
-        max_tokens = (
-            suite.max_tokens if run.max_tokens is None else min(suite.max_tokens, run.max_tokens)
+        asked = suite.max_tokens if prompt.asked is None else prompt.asked.tokens_out
+        max_tokens = asked if run.max_tokens is None else min(asked, run.max_tokens)
+        if warmup:
+            max_tokens = WARMUP_MAX_TOKENS
+        exact = (
+            prompt.asked is not None
+            and suite.synthetic is not None
+            and suite.synthetic.ignore_eos
+            and endpoint_id not in self._refused_length_fields
         )
+        extra = exact_length(max_tokens) if exact else None
         return ChatRequest(
             messages=prompt.messages(suite.system),
-            max_tokens=WARMUP_MAX_TOKENS if warmup else max_tokens,
+            max_tokens=max_tokens,
             temperature=self._temperature(suite),
             tools=prompt.tools,
+            extra_body=extra,
         )
 
     def _work(self, phase: Phase) -> Iterator[tuple[int, Prompt]]:
@@ -628,9 +641,14 @@ class Runner:
         warmup: bool = False,
     ) -> RequestFinished:
         sent_t = time.time()
-        measurement: Measurement = await client.chat(
-            self._request(phase.suite, prompt, warmup), progress=meter
-        )
+        request = self._request(endpoint.id, phase.suite, prompt, warmup)
+        measurement: Measurement = await client.chat(request, progress=meter)
+        if request.extra_body is not None and refuses_length_fields(measurement):
+            self._refused_length_fields.add(endpoint.id)
+            self.emit(refusal_probe(sent_t, endpoint.id, measurement))
+            sent_t = time.time()
+            request = self._request(endpoint.id, phase.suite, prompt, warmup)
+            measurement = await client.chat(request, progress=meter)
         return self._row(endpoint, phase, prompt, request_index, sent_t, measurement)
 
     def _row(
@@ -646,6 +664,9 @@ class Runner:
         # When its bytes went out, in real time: the run's timeline is real, its durations not.
         sent_at = sent_t + measurement.queue_s + (measurement.setup_s or 0.0)
         measurement = ModelTime(endpoint.time_scale).measurement(measurement)
+        if prompt.asked is not None and measurement.status == "incomplete":
+            # A synthetic prompt asks for its length: an answer that reached it is whole.
+            measurement = replace(measurement, status="ok")
         score = None
         if measurement.status != "error":
             tool_calls = parse_tool_calls(measurement.tool_calls_json)
@@ -661,6 +682,8 @@ class Runner:
             request_index=request_index,
             score_heuristic=score[0] if score else None,
             score_heuristic_detail=score[1] if score else None,
+            tokens_in_asked=prompt.asked.tokens_in if prompt.asked else None,
+            tokens_out_asked=prompt.asked.tokens_out if prompt.asked else None,
             **measured_fields(measurement),
         )
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from nvfp4_tui.config.plain import from_plain, to_plain
 from nvfp4_tui.config.profile import Profile, with_urls
-from nvfp4_tui.config.suites import Sample, Suite, load_suites
+from nvfp4_tui.config.suites import Sample, Suite, load_suites, synthetic_suite
+from nvfp4_tui.config.synthetic import SYNTHETIC_SUITE
 from nvfp4_tui.config.telemetry_choice import TelemetryKind
 
 
@@ -64,8 +65,13 @@ def plan_run(profile: Profile, *, gpu_telemetry: TelemetryKind | None = None) ->
 
 
 def _suites_of(profile: Profile) -> dict[str, Suite]:
-    """The run's suites, each cut to ``run.sample`` prompts when it asks for a sample."""
+    """The run's suites, in its order, each cut to ``run.sample`` prompts when it asks for a
+    sample; the synthetic one made from ``run.synthetic`` when that is set."""
     run = profile.run
     sample = None if run.sample is None else Sample(run.sample, run.seed)
-    suites = load_suites(profile.suite_dirs, run.suites, sample)
-    return {name: suite.sampled(run.sample, run.seed) for name, suite in suites.items()}
+    made = {}
+    if run.synthetic is not None:
+        made[SYNTHETIC_SUITE] = synthetic_suite(run.synthetic, path=profile.path)
+    read = [name for name in run.suites if name not in made]
+    suites = {**load_suites(profile.suite_dirs, read, sample), **made}
+    return {name: suites[name].sampled(run.sample, run.seed) for name in run.suites}

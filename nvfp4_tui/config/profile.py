@@ -12,6 +12,12 @@ from urllib.parse import urlparse, urlsplit, urlunsplit
 from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.arrivals import ARRIVALS, MAX_BURSTINESS, Arrivals
 from nvfp4_tui.config.levels import load_levels
+from nvfp4_tui.config.synthetic import (
+    SYNTHETIC_EXAMPLE,
+    SYNTHETIC_SUITE,
+    Synthetic,
+    parse_synthetic,
+)
 from nvfp4_tui.config.telemetry_choice import (
     EXPECTED as TELEMETRY_EXPECTED,
 )
@@ -117,6 +123,9 @@ class QuirkSpec:
     # A chunk per token, where tokens that end inside a UTF-8 character come as chunks of empty
     # content before the one with the text (llama.cpp).
     utf8_fragments: bool = False
+    # Takes vLLM's own sampling fields (ignore_eos, min_tokens, top_k, ...); transformers serve
+    # answers HTTP 422 "Unexpected fields in the request" to any of them.
+    vllm_sampling_fields: bool = True
 
 
 @dataclass(frozen=True)
@@ -263,6 +272,9 @@ class RunPlan:
     # server that scrapes the whole fleet is named once. None: "nvml".
     telemetry: Telemetry | None = None
     sample: int | None = None  # at most this many prompts per suite, picked by ``seed``
+    # Generated prompts by length (``--synthetic``, ``[run] synthetic``): the suite named
+    # SYNTHETIC_SUITE in ``suites`` is made from it rather than read from a file.
+    synthetic: Synthetic | None = None
 
 
 @dataclass(frozen=True)
@@ -418,6 +430,7 @@ def _read_quirks(table: Table | None) -> QuirkSpec:
         ),
         new_request_aborts=table.get("new_request_aborts", a_bool, flag, False),
         utf8_fragments=table.get("utf8_fragments", a_bool, flag, False),
+        vllm_sampling_fields=table.get("vllm_sampling_fields", a_bool, flag, True),
     )
     table.finish()
     return spec
@@ -620,9 +633,13 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
     if duration_s is not None and requests is not None:
         table.problems.add(f"{table.key}.requests", "set either requests or duration_s, not both")
     _refuse_telemetry_credentials(table)
+    synthetic = _read_synthetic(table)
+    suite_names = a_list_of(_an_id), "a non-empty list of suite names"
+    suites = table.get("suites", *suite_names, *([()] if "synthetic" in table.data else []))
     plan = RunPlan(
         name=table.get("name", a_string, "a non-empty string", path.stem),
-        suites=table.get("suites", a_list_of(_an_id), "a non-empty list of suite names"),
+        suites=_with_synthetic(suites or (), synthetic),
+        synthetic=synthetic,
         concurrency=table.get("concurrency", _concurrency_list, _CONCURRENCY_LIST, (1,)),
         requests=requests,
         duration_s=duration_s,
@@ -645,6 +662,29 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
         table.problems.add(f"{table.key}.{key}", message)
     table.finish()
     return plan
+
+
+def _read_synthetic(table: Table) -> Synthetic | None:
+    table.read.add("synthetic")
+    raw = table.data.get("synthetic")
+    if raw is None:
+        return None
+    where = f"{table.problems.path}: {table.key}.synthetic"
+    if not isinstance(raw, str):
+        table.problems.lines.append(f"{where}: expected a string such as {SYNTHETIC_EXAMPLE!r}")
+        return None
+    try:
+        return parse_synthetic(raw, where)
+    except ConfigError as e:
+        table.problems.lines.extend(e.problems)
+        return None
+
+
+def _with_synthetic(suites: tuple[str, ...], synthetic: Synthetic | None) -> tuple[str, ...]:
+    """The run's suites, the synthetic one among them when it generates prompts."""
+    if synthetic is None or SYNTHETIC_SUITE in suites:
+        return suites
+    return (*suites, SYNTHETIC_SUITE)
 
 
 def _read_limits(table: Table) -> ReplyLimits:
@@ -767,6 +807,7 @@ def with_overrides(
     sweep: bool = False,
     workers: int | None = None,
     sample: int | None = None,
+    synthetic: str | None = None,
 ) -> Profile:
     """The profile with the command line's plan options applied over its [run] table.
 
@@ -775,7 +816,10 @@ def with_overrides(
     not sweep climbs from the given levels, or else from the profile's first one.
     """
     run = profile.run
-    if suites:
+    if synthetic is not None:  # the suites given beside it, else none but it
+        recipe = parse_synthetic(synthetic, "--synthetic")
+        run = replace(run, synthetic=recipe, suites=_with_synthetic(suites or (), recipe))
+    elif suites:
         run = replace(run, suites=suites)
     if rate_rps:
         _check_option("--rate", list(rate_rps), _rates, _RATES)

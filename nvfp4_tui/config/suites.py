@@ -7,7 +7,8 @@ A suite file has one ``[suite]`` table and one ``[[prompt]]`` table per prompt::
 
     [suite]
     name = "math"            # optional; when given it must equal the file name's stem
-    kind = "math"            # text | code | math | tool_call | choice: picks the heuristic scorer
+    kind = "math"            # text | code | math | tool_call | choice | synthetic: picks the
+                             # heuristic scorer (a synthetic suite's prompts have none)
     max_tokens = 2048        # per request; a profile's run.max_tokens can only lower it
     min_words = 400          # required for kind = "text" (the length target), not allowed otherwise
     system = "..."           # optional system message sent before every prompt
@@ -44,7 +45,9 @@ How literals compare (strings ignore case and surrounding space, lists ignore or
 the scorer, ``nvfp4_tui.scoring.heuristic``. Arguments the expectation does not name are free.
 
 A suite can instead read its prompts from a dataset file (``source``, with a field mapping in
-``[suite.fields]`` and no ``[[prompt]]`` tables): see ``nvfp4_tui.config.datasets``.
+``[suite.fields]`` and no ``[[prompt]]`` tables): see ``nvfp4_tui.config.datasets``. A suite of
+kind ``synthetic`` generates its prompts by length from a ``[suite.synthetic]`` table, with no
+``max_tokens`` (each prompt asks for its own output length): see ``nvfp4_tui.config.synthetic``.
 
 Every key is checked: an unknown key, a wrong type, a duplicate prompt id, an expected call to a
 tool the prompt does not offer, or an expected argument that is not one of the tool's parameters
@@ -60,7 +63,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from random import Random
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from nvfp4_tui.config.checks import (
     SCORER_KINDS,
@@ -78,6 +81,13 @@ from nvfp4_tui.config.datasets import (
     read_rows,
     resolve_source,
 )
+from nvfp4_tui.config.synthetic import (
+    SYNTHETIC_SUITE,
+    Asked,
+    Synthetic,
+    generated,
+    read_synthetic,
+)
 from nvfp4_tui.config.tomlcheck import (
     ConfigError,
     Problems,
@@ -92,8 +102,8 @@ from nvfp4_tui.config.tomlcheck import (
     show,
 )
 
-SuiteKind = Literal["text", "code", "math", "tool_call", "choice"]
-SUITE_KINDS: tuple[SuiteKind, ...] = ("text", "code", "math", "tool_call", "choice")
+SuiteKind = Literal["text", "code", "math", "tool_call", "choice", "synthetic"]
+SUITE_KINDS: tuple[SuiteKind, ...] = get_args(SuiteKind)
 # Scorers a dataset row can be checked by (the others need more than one reference field).
 DATASET_SCORERS = ("math", "choice", "code_tests")
 MAX_TEMPERATURE = 2.0
@@ -119,6 +129,7 @@ class Prompt:
     tools: tuple[dict[str, Any], ...] | None = None  # OpenAI `tools` entries
     expected_calls: tuple[ExpectedCall, ...] = ()
     check: PromptCheck | None = None  # what the suite's verifying scorer checks
+    asked: Asked | None = None  # a synthetic prompt's input and output lengths
 
     def messages(self, system: str | None) -> tuple[dict[str, str], ...]:
         """One request's chat messages: the suite's system message (if any), then the prompt."""
@@ -138,6 +149,7 @@ class Suite:
     scorer: ScorerName | None = None  # the verifying scorer; None: heuristic scores only
     temperature: float | None = None  # over the profile's run.temperature (a benchmark's rule)
     dataset: Dataset | None = None  # where its prompts came from, when read from a file
+    synthetic: Synthetic | None = None  # how its prompts were generated, when they were
 
     def sampled(self, count: int | None, seed: int) -> Suite:
         """At most ``count`` of its prompts, picked by ``seed``: the same ones for every
@@ -372,6 +384,11 @@ def load_suite(path: Path, sample: Sample | None = None) -> Suite:
     if name and name != path.stem:
         problems.add("suite.name", f"expected {path.stem!r} (the file's name), got {show(name)}")
     kind = head.get("kind", one_of(*SUITE_KINDS), " | ".join(f'"{k}"' for k in SUITE_KINDS))
+    if kind == "synthetic":
+        return _read_synthetic_suite(root, head, name, path)
+    head.read.add("synthetic")
+    if "synthetic" in head.data and kind is not None:
+        problems.add("suite.synthetic", 'only allowed when suite.kind = "synthetic"')
     max_tokens = head.get("max_tokens", an_int(1), "an integer >= 1")
     min_words = None
     if kind == "text":
@@ -381,12 +398,7 @@ def load_suite(path: Path, sample: Sample | None = None) -> Suite:
     else:
         head.read.add("min_words")
     system = head.get("system", a_string, "a non-empty string", None)
-    temperature = head.get(
-        "temperature",
-        a_number(minimum=0.0, maximum=MAX_TEMPERATURE),
-        f"a number from 0 to {MAX_TEMPERATURE:g}",
-        None,
-    )
+    temperature = _temperature_of(head)
     scorers = " | ".join(f'"{s}"' for s in SCORER_NAMES)
     scorer = head.get("scorer", one_of(*SCORER_NAMES), scorers, None)
     scorer_unknown = scorer is None and "scorer" in head.data
@@ -422,6 +434,61 @@ def load_suite(path: Path, sample: Sample | None = None) -> Suite:
 
 
 _DATASET_KEYS = ("benchmark", "protocol", "template", "fields")
+# What a synthetic suite has no use for: its prompts are generated, each with its own length.
+_NOT_SYNTHETIC = ("max_tokens", "min_words", "system", "scorer", "source", *_DATASET_KEYS)
+
+
+def _temperature_of(head: Table) -> float | None:
+    return head.get(
+        "temperature",
+        a_number(minimum=0.0, maximum=MAX_TEMPERATURE),
+        f"a number from 0 to {MAX_TEMPERATURE:g}",
+        None,
+    )
+
+
+def _read_synthetic_suite(root: Table, head: Table, name: str, path: Path) -> Suite:
+    problems = head.problems
+    for key in _NOT_SYNTHETIC:
+        head.read.add(key)
+        if key in head.data:
+            problems.add(f"suite.{key}", 'not used by kind = "synthetic"')
+    temperature = _temperature_of(head)
+    recipe = head.table("synthetic", required=True)
+    spec = read_synthetic(recipe) if recipe is not None else None
+    head.finish()
+    root.read.add("prompt")
+    if root.data.get("prompt"):
+        problems.add("prompt", 'not allowed with kind = "synthetic": its prompts are generated')
+    root.finish()
+    problems.raise_if_any()
+    assert spec is not None  # no problems: the recipe was read
+    return synthetic_suite(spec, name, path, temperature)
+
+
+def synthetic_suite(
+    spec: Synthetic,
+    name: str = SYNTHETIC_SUITE,
+    path: Path = Path("--synthetic"),
+    temperature: float | None = None,
+) -> Suite:
+    """The suite of ``spec``'s generated prompts, each asking for its own output length."""
+    made = generated(spec)
+    prompts = tuple(
+        Prompt(id=f"{i:05d}-in{asked.tokens_in}-out{asked.tokens_out}", text=text, asked=asked)
+        for i, (asked, text) in enumerate(made)
+    )
+    return Suite(
+        name=name,
+        kind="synthetic",
+        max_tokens=max(asked.tokens_out for asked, _ in made),
+        min_words=None,
+        system=None,
+        prompts=prompts,
+        path=path,
+        temperature=temperature,
+        synthetic=spec,
+    )
 
 
 def _read_dataset(
@@ -510,4 +577,5 @@ __all__ = [
     "load_suite",
     "load_suites",
     "sample_places",
+    "synthetic_suite",
 ]

@@ -258,6 +258,10 @@ class RequestFinished(MeasuredFields, RequestKey):
     # inside the measured window; None: the phase has no such windows.
     trimmed: bool | None = None
     attempt: int = 0  # 0 for the first send; 1, 2... for each retry of a 429/503 (run.retries)
+    # A synthetic prompt's lengths as asked (config.synthetic), beside what the server counted
+    # (tokens_in, tokens_out); None for every other suite's prompts.
+    tokens_in_asked: int | None = None
+    tokens_out_asked: int | None = None
 
 
 def measured_fields(measured: MeasuredFields) -> dict[str, Any]:

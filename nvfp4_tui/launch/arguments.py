@@ -83,6 +83,12 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--suites", type=name_list, help="suites to run, e.g. english,math")
     p.add_argument(
+        "--synthetic",
+        metavar="SPEC",
+        help="generated prompts by length, e.g. isl=512,osl=128,dist=normal,sd=16 "
+        "(the run's only suite unless --suites is given too)",
+    )
+    p.add_argument(
         "--limit",
         type=int,
         metavar="N",

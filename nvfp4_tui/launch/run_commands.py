@@ -43,6 +43,7 @@ def load_overridden(args: argparse.Namespace) -> Profile:
         sweep=args.sweep,
         workers=args.workers,
         sample=args.limit,
+        synthetic=args.synthetic,
     )
 
 

@@ -53,8 +53,9 @@ from nvfp4_tui.core.slo import (
 from nvfp4_tui.core.timing_doubt import MODELLED_TIME, timing_doubt
 from nvfp4_tui.output.error_table import error_rows, error_table
 from nvfp4_tui.output.formats import REPORT
+from nvfp4_tui.output.lengths_table import length_rows, lengths_table
 from nvfp4_tui.output.server_view import server_view_rows, server_view_table
-from nvfp4_tui.output.tables import format_table, table_cells
+from nvfp4_tui.output.tables import Table, format_table, number_cell, table_cells
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 
 REPORT_FORMATS = REPORT.written_by(f"{__name__}:render_snapshot")
@@ -64,8 +65,6 @@ CHART_HEIGHT = 18
 CHART_MARKERS = "o+x*#@%&$=~^"
 # After a throughput figure whose level never held its concurrency (figures.leaderboard).
 NOT_STEADY_MARK = "*"
-
-Table = tuple[str, list[str], list[list[str]]]  # title, headers, rows
 
 
 @dataclass(frozen=True)
@@ -317,10 +316,6 @@ def endpoints_of(events: Sequence[Event]) -> tuple[EndpointInfo, ...]:
     return ()
 
 
-def _fmt(value: float | None, spec: str) -> str:
-    return "—" if value is None else format(value, spec)
-
-
 def _share_pct(part_s: float | None, whole_s: float) -> float | None:
     return None if part_s is None or whole_s <= 0 else part_s / whole_s * 100
 
@@ -365,7 +360,10 @@ def quality_summary(board: Board, score_name: str) -> Table:
         f"Quality ({score_label(score_name)} score, mean per suite, {_at(quality.load)})",
         ["suite", *(labels.get(i, i) for i in ids)],
         [
-            [suite, *(_fmt(getattr(quality.cell(suite, i), "mean", None), ".2f") for i in ids)]
+            [
+                suite,
+                *(number_cell(getattr(quality.cell(suite, i), "mean", None), ".2f") for i in ids),
+            ]
             for suite in quality.suites
         ],
     )
@@ -382,8 +380,8 @@ def speed_summary(board: Board) -> Table:
             [
                 labels.get(row.endpoint_id, row.endpoint_id),
                 row.model_class or "—",
-                _fmt(row.decode_tps, ".1f"),
-                _fmt(row.e2e_tps, ".1f"),
+                number_cell(row.decode_tps, ".1f"),
+                number_cell(row.e2e_tps, ".1f"),
                 f"{(rel - 1) * 100:+.0f}%" if rel is not None and mean else "—",
             ]
         )
@@ -458,7 +456,7 @@ def benchmark_table(section: BenchmarkSection, labels: dict[str, str]) -> Table:
         [
             [
                 labels.get(eid, eid),
-                _fmt(s.mean, ".3f"),
+                number_cell(s.mean, ".3f"),
                 _interval(s.ci95_low, s.ci95_high),
                 str(s.n),
             ]
@@ -498,8 +496,8 @@ def _route_cells(route: Route, labels: dict[str, str]) -> list[str]:
     return [
         route.suite,
         labels.get(pick, pick),
-        _fmt(route.quality, ".2f"),
-        _fmt(route.decode_tps, ".1f"),
+        number_cell(route.quality, ".2f"),
+        number_cell(route.decode_tps, ".1f"),
         labels.get(route.best_id or "", route.best_id or "—"),
         _interval(*(route.best_ci95 or (None, None))),
     ]
@@ -509,7 +507,7 @@ def _level_cell(level: LevelRow | None) -> str:
     if level is None:
         return "—"
     mark = NOT_STEADY_MARK if level.steady is False else ""
-    return _fmt(level.throughput_tps, ".1f") + mark
+    return number_cell(level.throughput_tps, ".1f") + mark
 
 
 def leaderboard_table(board: Board, score_name: str) -> Table:
@@ -521,15 +519,15 @@ def leaderboard_table(board: Board, score_name: str) -> Table:
             r.suite,
             r.load.label,
             str(r.n),
-            _fmt(r.score(score_name).mean, ".3f"),
+            number_cell(r.score(score_name).mean, ".3f"),
             _interval(r.score(score_name).ci95_low, r.score(score_name).ci95_high),
-            _fmt(r.decode.pooled_tps, ".1f"),
-            _fmt(r.decode.p50_tps, ".1f"),
-            _fmt(r.e2e_tps.mean, ".1f"),
-            _fmt(r.ttft_p50_s, ".3f"),
-            _fmt(r.throughput_tps, ".1f"),
-            _fmt(None if r.full_load_share is None else r.full_load_share * 100, ".0f"),
-            _fmt(None if r.timing_doubt_s is None else r.timing_doubt_s * 1000, ".0f"),
+            number_cell(r.decode.pooled_tps, ".1f"),
+            number_cell(r.decode.p50_tps, ".1f"),
+            number_cell(r.e2e_tps.mean, ".1f"),
+            number_cell(r.ttft_p50_s, ".3f"),
+            number_cell(r.throughput_tps, ".1f"),
+            number_cell(None if r.full_load_share is None else r.full_load_share * 100, ".0f"),
+            number_cell(None if r.timing_doubt_s is None else r.timing_doubt_s * 1000, ".0f"),
             str(r.errors),
             str(r.suspect),
         ]
@@ -659,9 +657,9 @@ def doubt_table(events: Sequence[Event], endpoints: Sequence[EndpointInfo]) -> T
             e.suite,
             Load.of(e.concurrency, rates.rate(e.t, e.endpoint_id, e.phase_index)).label,
             f"{doubt * 1000:.0f}",
-            _fmt(None if e.loop_lag_max_s is None else e.loop_lag_max_s * 1000, ".0f"),
-            _fmt(e.cpu_wait_s, ".1f"),
-            _fmt(_share_pct(e.cpu_wait_s, e.wall_s), ".0f"),
+            number_cell(None if e.loop_lag_max_s is None else e.loop_lag_max_s * 1000, ".0f"),
+            number_cell(e.cpu_wait_s, ".1f"),
+            number_cell(_share_pct(e.cpu_wait_s, e.wall_s), ".0f"),
         ]
         for e in events
         if isinstance(e, PhaseFinished) and (doubt := timing_doubt(e)) is not None
@@ -709,6 +707,8 @@ def report_tables(
         tables.append(doubts)
     if errors := error_rows(snapshot.requests(), board.endpoints):
         tables.append(error_table(errors, board.endpoints))
+    if lengths := length_rows(snapshot.requests(), events, board.endpoints):
+        tables.append(lengths_table(lengths, board.endpoints))
     server_view = snapshot_server_view(snapshot)
     if server_view:
         tables.append(server_view_table(server_view, board.endpoints))
@@ -756,6 +756,8 @@ def render_snapshot(
         rows = [*leaderboard_json(board, score_name), *benchmark_json(board)]
         rows += load_json_rows(snapshot.report_events())
         rows += [row.json() for row in error_rows(snapshot.requests(), board.endpoints)]
+        events = snapshot.report_events()
+        rows += [row.json() for row in length_rows(snapshot.requests(), events, board.endpoints)]
         rows += [row.json() for row in snapshot_server_view(snapshot)]
         rows += metric_stats_json(metric_stats_of(snapshot.requests(), snapshot.report_events()))
         return json.dumps(rows, indent=1)
@@ -788,9 +790,11 @@ def capacity_table(rows: Sequence[CapacityRow], endpoints: Sequence[EndpointInfo
         [
             labels.get(r.endpoint, r.endpoint),
             _load(r.load_kind, r.capacity),
-            _fmt(r.capacity_goodput_rps, ".2f"),
-            _fmt(r.capacity_throughput_tps, ".1f"),
-            _fmt(None if r.capacity_attainment is None else r.capacity_attainment * 100, ".0f"),
+            number_cell(r.capacity_goodput_rps, ".2f"),
+            number_cell(r.capacity_throughput_tps, ".1f"),
+            number_cell(
+                None if r.capacity_attainment is None else r.capacity_attainment * 100, ".0f"
+            ),
             _load(r.load_kind, r.knee),
             _load(r.load_kind, r.max_load),
             r.sweep_stop or "—",

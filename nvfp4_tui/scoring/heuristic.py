@@ -207,12 +207,15 @@ def score_tool_calls(
 
 def score_answer(
     suite: Suite, prompt: Prompt, answer_text: str, tool_calls: list[dict] | None
-) -> tuple[float, str]:
-    """The heuristic score of one answer and its detail string, by the suite's kind.
+) -> tuple[float, str] | None:
+    """The heuristic score of one answer and its detail string, by the suite's kind; None for
+    a synthetic prompt, which asks for a length, not an answer.
 
     ``tool_calls`` items are ``{"id", "name", "arguments"}`` with arguments as a JSON string;
     arguments that do not parse as a JSON object match no expected call.
     """
+    if suite.kind == "synthetic":
+        return None
     if suite.kind == "tool_call":
         return score_tool_calls(prompt.expected_calls, answer_text, tool_calls or [])
     if not answer_text.strip():

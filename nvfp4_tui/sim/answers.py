@@ -78,6 +78,9 @@ class ChatRequest:
     tools: list[Any] | None = None
     tool_choice: Any = None
     thinking: bool = True  # chat_template_kwargs.enable_thinking
+    # Tokens written before the end of sequence may stop the answer: vLLM's min_tokens, or
+    # max_tokens under ignore_eos (which writes to the limit).
+    min_tokens: int = 0
 
     @property
     def last_user_text(self) -> str:
@@ -88,7 +91,8 @@ class ChatRequest:
 
     def digest(self) -> str:
         body = json.dumps(
-            [self.messages, self.max_tokens, self.temperature, self.seed, self.tools],
+            [self.messages, self.max_tokens, self.temperature, self.seed, self.tools]
+            + ([self.min_tokens] if self.min_tokens else []),
             sort_keys=True,
             ensure_ascii=False,
             default=str,
@@ -262,6 +266,11 @@ def compose(spec: SimSpec, request: ChatRequest, key: AnswerKey | None = None) -
                 _write(category, writer, prompt)
             text = writer.text()
         content_tokens = split_tokens(text)
+        need = request.min_tokens - len(reasoning_tokens)
+        while len(content_tokens) < need:  # no end of sequence yet: the model writes on
+            more = Writer(rng, spec.quality, need - len(content_tokens))
+            _write(category, more, prompt)
+            content_tokens += split_tokens("\n\n" + more.text())
         if len(content_tokens) >= left:  # vLLM says "length" once max_tokens is reached
             content_tokens = content_tokens[:left]
             finish = "length"

@@ -39,7 +39,13 @@ from nvfp4_tui.sim.metrics import SimMetrics
 from nvfp4_tui.sim.quirks import ENGINE_CRASH_MESSAGE, ENGINE_EXIT_S, with_utf8_fragments
 from nvfp4_tui.sim.schedule import expected_ttft_s, token_interval_s
 from nvfp4_tui.sim.tokens import count_prompt_tokens, count_tokens, message_text
-from nvfp4_tui.sim.validation import BadRequest, check_context, error_response, parse_request
+from nvfp4_tui.sim.validation import (
+    BadRequest,
+    check_context,
+    error_response,
+    parse_request,
+    refuse_vllm_sampling_fields,
+)
 from nvfp4_tui.sim.wire import DONE, ChunkEncoder, full_response, stream_error
 
 MAX_MODEL_LEN = 131_072
@@ -369,6 +375,10 @@ class SimEndpoint:
             except ValueError:
                 raise BadRequest(400, "The request body is not valid JSON.") from None
             arrived = _read_at(request, loop)
+            if not self.quirks.vllm_sampling_fields:
+                refused = refuse_vllm_sampling_fields(body)
+                if refused is not None:
+                    return refused
             chat, stream_options = parse_request(body, self.endpoint.model, self.spec.tools)
             prompt_tokens = count_prompt_tokens(chat.messages, chat.tools)
             check_context(prompt_tokens, chat.max_tokens, MAX_MODEL_LEN)

@@ -11,6 +11,10 @@ from nvfp4_tui.sim.answers import ChatRequest
 from nvfp4_tui.sim.wire import error_json
 
 RETRY_AFTER_S = 1
+# Sampling fields of vLLM's own, beyond OpenAI's: what transformers serve refuses.
+VLLM_SAMPLING_FIELDS = frozenset(
+    {"ignore_eos", "min_tokens", "top_k", "min_p", "repetition_penalty", "skip_special_tokens"}
+)
 
 
 class BadRequest(Exception):
@@ -19,6 +23,16 @@ class BadRequest(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+def refuse_vllm_sampling_fields(body: Any) -> web.Response | None:
+    """transformers serve's answer to a body holding any of vLLM's sampling fields: HTTP 422
+    with FastAPI's ``detail``, not an OpenAI error object."""
+    unexpected = sorted(VLLM_SAMPLING_FIELDS & set(body)) if isinstance(body, dict) else []
+    if not unexpected:
+        return None
+    detail = "Unexpected fields in the request: {" + ", ".join(map(repr, unexpected)) + "}"
+    return web.json_response({"detail": detail}, status=422)
 
 
 def error_response(status: int, message: str) -> web.Response:
@@ -49,6 +63,19 @@ def parse_request(body: Any, model: str, tools_enabled: bool) -> tuple[ChatReque
         isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
     ):
         raise BadRequest(400, "max_tokens must be at least 1, got " + json.dumps(max_tokens))
+    min_tokens = body.get("min_tokens", 0)
+    if isinstance(min_tokens, bool) or not isinstance(min_tokens, int) or min_tokens < 0:
+        raise BadRequest(
+            400, "min_tokens must be greater than or equal to 0, got " + json.dumps(min_tokens)
+        )
+    if max_tokens is not None and min_tokens > max_tokens:
+        raise BadRequest(
+            400,
+            f"min_tokens must be less than or equal to max_tokens={max_tokens}, got {min_tokens}.",
+        )
+    ignore_eos = body.get("ignore_eos", False)
+    if not isinstance(ignore_eos, bool):
+        raise BadRequest(400, "ignore_eos must be a boolean.")
     temperature = body.get("temperature", 1.0)
     if temperature is None:
         temperature = 1.0
@@ -86,6 +113,7 @@ def parse_request(body: Any, model: str, tools_enabled: bool) -> tuple[ChatReque
         tools=tools or None,
         tool_choice=tool_choice,
         thinking=thinking,
+        min_tokens=max_tokens if ignore_eos and max_tokens is not None else min_tokens,
     )
     return request, stream_options or {}
 

@@ -59,6 +59,8 @@ def test_measurement_fields_are_request_finished_less_its_context() -> None:
         "late_s",
         "trimmed",
         "attempt",
+        "tokens_in_asked",
+        "tokens_out_asked",
     }
     row_fields = [f.name for f in fields(RequestFinished) if f.name not in context]
     assert [f.name for f in fields(Measurement)] == row_fields

@@ -73,7 +73,7 @@ def test_humaneval_is_asked_greedily_whatever_the_profiles_temperature(tmp_path)
     assert profile.run.temperature == 0.3
     runner = Runner(plan.profile, plan.suites, "r", lambda event: None)
     suite = plan.suites["humaneval"]
-    assert runner._request(suite, suite.prompts[0]).temperature == 0.0
+    assert runner._request("a", suite, suite.prompts[0]).temperature == 0.0
 
 
 def test_a_sample_of_humaneval_and_a_jsonl_suite_with_bad_rows_run_and_report(tmp_path, capsys):

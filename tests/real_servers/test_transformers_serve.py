@@ -44,3 +44,29 @@ def test_rows_count_what_transformers_serve_sent(
     assert sorted(counted) == wire
     # No /metrics: no server figures, and no row claims any.
     assert not [r for r in tool.report_rows(ran.snapshot) if r.get("kind") == "server"]
+
+
+def test_synthetic_prompts_go_without_the_length_fields_it_refuses(
+    transformers_server: RunningServer, tmp_path: Path
+) -> None:
+    """transformers serve answers ignore_eos and min_tokens with HTTP 422: the refusal is kept
+    as a probe, the prompt is sent again without them, and the report says so."""
+    model = transformers_server.spec.args[-1]
+    profile = tool.write_profile(
+        tmp_path / "profile.toml",
+        transformers_server.url,
+        suites=["english"],
+        concurrency=[1],
+        max_tokens=256,
+        model=model,
+    )
+    ran = tool.run(profile, tmp_path / "out", "--synthetic", "isl=40,osl=12,prompts=3")
+    assert ran.returncode == 0, ran.output
+    rows = ran.snapshot.requests()
+    assert rows.height == 3 and rows.filter(pl.col("status") != "ok").is_empty()
+    assert (rows.get_column("tokens_out") <= 12).all()
+    (refused,) = [p for p in ran.probes() if p.purpose == "length_fields"]
+    assert refused.http_status == 422 and "ignore_eos" in (refused.error_message or "")
+    (lengths,) = [r for r in tool.report_rows(ran.snapshot) if r.get("kind") == "lengths"]
+    assert lengths["requests"] == 3
+    assert "Unexpected fields" in lengths["length_fields_refused"]

@@ -116,3 +116,24 @@ def test_init_writes_a_profile_that_runs(vllm: RunningServer, tmp_path: Path) ->
     assert ran.snapshot.status == "complete"
     rows = ran.snapshot.requests()
     assert rows.height > 0 and rows.filter(pl.col("status") == "error").is_empty()
+
+
+def test_synthetic_lengths_are_written_to_the_token(vllm: RunningServer, tmp_path: Path) -> None:
+    """vLLM takes ignore_eos and min_tokens: every answer is exactly as long as asked, and the
+    prompt's input counts only the chat template beyond what was asked."""
+    profile = tool.write_profile(
+        tmp_path / "profile.toml", vllm.url, suites=["english"], concurrency=[2], max_tokens=256
+    )
+    spec = "isl=48,osl_dist=uniform,osl_min=8,osl_max=40,prompts=6,seed=3"
+    ran = tool.run(profile, tmp_path / "out", "--synthetic", spec)
+    assert ran.returncode == 0, ran.output
+    rows = ran.snapshot.requests()
+    assert set(rows.get_column("suite")) == {"synthetic"}
+    assert rows.height == 6 and rows.filter(pl.col("status") != "ok").is_empty()
+    assert rows.get_column("tokens_out").to_list() == rows.get_column("tokens_out_asked").to_list()
+    assert len(set(rows.get_column("tokens_out_asked"))) > 1  # drawn, not one fixed length
+    gaps = (rows.get_column("tokens_in") - rows.get_column("tokens_in_asked")).to_list()
+    assert min(gaps) >= 0, gaps
+    (lengths,) = [r for r in tool.report_rows(ran.snapshot) if r.get("kind") == "lengths"]
+    assert lengths["output_exact"] == 6 and lengths["output_short"] == 0
+    assert lengths["output_gap_mean"] == 0

@@ -111,6 +111,24 @@ async def test_max_completion_tokens_and_length_finish(
     assert raw.usage["completion_tokens"] == 7 and raw.finish_reason == "length"
 
 
+async def test_ignore_eos_writes_to_the_limit_and_min_tokens_at_least_that_many(
+    fleet_of: FleetFactory, session: aiohttp.ClientSession
+) -> None:
+    fleet = await fleet_of(make_endpoint(), time_scale=SCALE)
+    url = fleet.urls["sim0"]
+    # Unasked, the essay mostly stops short of the limit; vLLM's sampling parameters make it
+    # go on.
+    unasked = [
+        await read_sse(session, url, {**chat_body(max_tokens=300), "seed": s}) for s in range(3)
+    ]
+    assert sum(raw.usage["completion_tokens"] < 290 for raw in unasked) >= 2
+    for extra, low, high in [({"ignore_eos": True}, 300, 300), ({"min_tokens": 290}, 290, 300)]:
+        for seed in range(3):
+            body = {**chat_body(max_tokens=300), "seed": seed, **extra}
+            raw = await read_sse(session, url, body)
+            assert low <= raw.usage["completion_tokens"] <= high, (extra, raw.usage)
+
+
 async def test_requests_vllm_rejects_are_rejected_the_same_way(
     fleet_of: FleetFactory, session: aiohttp.ClientSession
 ) -> None:
@@ -123,6 +141,9 @@ async def test_requests_vllm_rejects_are_rejected_the_same_way(
         ({**chat_body(), "max_tokens": 200_000}, 400, None),
         ({**chat_body(), "temperature": 3}, 400, None),
         ({**chat_body(), "messages": []}, 400, None),
+        ({**chat_body(max_tokens=8), "min_tokens": 9}, 400, None),
+        ({**chat_body(), "min_tokens": -1}, 400, None),
+        ({**chat_body(), "ignore_eos": "yes"}, 400, None),
     ]
     for body, status, kind in cases:
         async with session.post(f"{url}/v1/chat/completions", json=body) as reply:

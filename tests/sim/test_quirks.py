@@ -203,3 +203,17 @@ utf8_fragments = true
     message = str(raised.value)
     assert "quirks.usage" in message and '"separate", "finish" or "none"' in message
     assert "engine_crash" in message
+
+
+async def test_transformers_serve_refuses_vllms_sampling_fields_with_422(
+    fleet_of: FleetFactory, session: aiohttp.ClientSession
+) -> None:
+    fleet = await fleet_of(quirky(vllm_sampling_fields=False), time_scale=SCALE)
+    url = f"{fleet.urls['sim0']}/v1/chat/completions"
+    async with session.post(url, json={**chat_body(), "min_tokens": 8, "top_k": 5}) as reply:
+        assert reply.status == 422
+        assert await reply.json() == {
+            "detail": "Unexpected fields in the request: {'min_tokens', 'top_k'}"
+        }
+    m = await one_row(fleet)  # OpenAI's fields alone: answered
+    assert m.status in ("ok", "incomplete")

@@ -85,6 +85,8 @@ PINNED_REQUESTS_SCHEMA: list[tuple[str, pl.DataType]] = [
     ("late_s", pl.Float64()),
     ("trimmed", pl.Boolean()),
     ("attempt", pl.Int64()),
+    ("tokens_in_asked", pl.Int64()),
+    ("tokens_out_asked", pl.Int64()),
 ]
 
 
