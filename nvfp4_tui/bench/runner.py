@@ -39,13 +39,15 @@ from nvfp4_tui.bench.loop_lag import LoopLagMonitor
 from nvfp4_tui.bench.model_time import ModelTime
 from nvfp4_tui.bench.outage import EndpointGate
 from nvfp4_tui.bench.progress import TokenMeter
-from nvfp4_tui.bench.sweep import describe_stop, phase_plan, stop_rule
+from nvfp4_tui.bench.sessions import after, conversations, with_history
+from nvfp4_tui.bench.sweep import describe_stop, phase_plan, stop_rule, trace_phase_plan
 from nvfp4_tui.bench.verify_backlog import VerifyBacklog, judge_config, parse_tool_calls
 from nvfp4_tui.config.datasets import benchmark_record
 from nvfp4_tui.config.keys import api_key, run_secrets
 from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.profile import Endpoint, Profile
 from nvfp4_tui.config.suites import Prompt, Suite
+from nvfp4_tui.config.trace import TRACE_ARRIVALS
 from nvfp4_tui.core.events import (
     ClientHealth,
     EndpointConfig,
@@ -89,9 +91,16 @@ def plan_phases(profile: Profile, suites: dict[str, Suite]) -> list[PhasePlan]:
     plans = []
     for endpoint in profile.endpoints:
         slo = endpoint.slo if endpoint.slo is not None else run.slo
-        for level, suite_name in itertools.product(load_levels(run), run.suites):
+        levels = load_levels(run)
+        for level, suite_name in itertools.product(levels, run.suites):
             suite = suites[suite_name]
+            if suite.trace is not None:  # once, with the first level's suites
+                if level == levels[0]:
+                    plans.append(trace_phase_plan(endpoint.id, suite, run, slo))
+                continue
             count = run.requests * len(suite.prompts) if run.requests is not None else None
+            if suite.sessions is not None:  # every conversation once, at each level
+                count = len(suite.prompts)
             plans.append(phase_plan(endpoint.id, suite_name, level, count, run, slo))
     return plans
 
@@ -418,8 +427,7 @@ class Runner:
             max_tokens = WARMUP_MAX_TOKENS
         exact = (
             prompt.asked is not None
-            and suite.synthetic is not None
-            and suite.synthetic.ignore_eos
+            and suite.exact_lengths
             and endpoint_id not in self._refused_length_fields
         )
         extra = exact_length(max_tokens) if exact else None
@@ -461,7 +469,9 @@ class Runner:
         started = clock.now()
         limits = PhaseLimits(run, started, clock.now)
         schedule = None
-        if plan.rate_rps is not None:
+        if plan.arrivals == TRACE_ARRIVALS:
+            schedule = [prompt.at_s or 0.0 for prompt in phase.suite.prompts]
+        elif plan.rate_rps is not None:
             schedule = phase_schedule(plan, schedule_seed(run.seed, endpoint.id, phase.index))
         trims = TrimWindows.of(run, plan, schedule)
 
@@ -539,25 +549,47 @@ class Runner:
         deadline = limits.started + plan.duration_s if plan.duration_s is not None else None
         gate = self._gates[endpoint.id]
 
+        async def send(request_index: int, prompt: Prompt) -> RequestFinished | None:
+            """The request, or None when the phase sends no more."""
+            if deadline is not None and clock.now() >= deadline:
+                return None
+            await gate.wait()  # a pause or an outage can outlast the phase's duration
+            if deadline is not None and clock.now() >= deadline:
+                return None
+            if _stops(limits, gate) is not None:
+                return None
+            limits.sent += 1
+            offset_s = clock.now() - limits.started
+            trimmed = trims.mark(request_index, offset_s)
+
+            def done(record: RequestFinished, trimmed: bool | None = trimmed) -> None:
+                finished(record if trimmed is None else replace(record, trimmed=trimmed))
+
+            return await self._send(client, endpoint, phase, prompt, request_index, meter, done)
+
         async def worker() -> None:
             for request_index, prompt in work:
-                if deadline is not None and clock.now() >= deadline:
+                if await send(request_index, prompt) is None:
                     return
-                await gate.wait()  # a pause or an outage can outlast the phase's duration
-                if deadline is not None and clock.now() >= deadline:
-                    return
-                if _stops(limits, gate) is not None:
-                    return
-                limits.sent += 1
-                offset_s = clock.now() - limits.started
-                trimmed = trims.mark(request_index, offset_s)
 
-                def done(record: RequestFinished, trimmed: bool | None = trimmed) -> None:
-                    finished(record if trimmed is None else replace(record, trimmed=trimmed))
+        talks = phase.suite.sessions
+        sessions = conversations(phase.suite.prompts)
 
-                await self._send(client, endpoint, phase, prompt, request_index, meter, done)
+        async def session_worker() -> None:
+            for conversation in sessions:
+                history: tuple[dict[str, str], ...] = ()
+                for number, (request_index, turn) in enumerate(conversation):
+                    if number and talks is not None and talks.think_s > 0:
+                        await asyncio.sleep(clock.real_s(talks.think_s))
+                    record = await send(request_index, with_history(turn, history))
+                    if record is None:
+                        return
+                    if record.status == "error":
+                        break  # its next turn would carry a history it never had
+                    history = after(history, turn, record)
 
-        await asyncio.gather(*(worker() for _ in range(plan.concurrency)))
+        slot = worker if talks is None else session_worker
+        await asyncio.gather(*(slot() for _ in range(plan.concurrency)))
 
     async def _open_loop(
         self,
@@ -609,8 +641,9 @@ class Runner:
         request_index: int,
         meter: TokenMeter,
         done: Callable[[RequestFinished], None],
-    ) -> None:
-        """One planned request, resent after a 429 or 503 up to ``run.retries`` times.
+    ) -> RequestFinished:
+        """One planned request, resent after a 429 or 503 up to ``run.retries`` times; its last
+        attempt's row.
 
         Every attempt goes to ``done`` as its own row (``attempt`` 0, 1, ...), so a retry never
         hides the fault it answered; the wait honours Retry-After up to ``RETRY_WAIT_CAP_S``.
@@ -625,7 +658,7 @@ class Runner:
             gate.report(record)
             await self._backlog.room(endpoint.id)
             if attempt >= self.profile.run.retries or not retryable(record.http_status):
-                return
+                return record
             await asyncio.sleep(retry_wait_s(record.retry_after_s, attempt))
             await gate.wait()
             attempt += 1
@@ -682,7 +715,9 @@ class Runner:
             request_index=request_index,
             score_heuristic=score[0] if score else None,
             score_heuristic_detail=score[1] if score else None,
-            tokens_in_asked=prompt.asked.tokens_in if prompt.asked else None,
+            # A session's turn asks for its new message; its input is the history too.
+            tokens_in_asked=prompt.asked.tokens_in if prompt.asked and not prompt.turn else None,
+            turn=prompt.turn,
             tokens_out_asked=prompt.asked.tokens_out if prompt.asked else None,
             **measured_fields(measurement),
         )

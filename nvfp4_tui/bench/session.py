@@ -35,6 +35,7 @@ from nvfp4_tui.bench.provenance import (
 from nvfp4_tui.bench.runner import Emit, Runner
 from nvfp4_tui.bench.shards import ShardedRunner, worker_count
 from nvfp4_tui.config.keys import key_routes
+from nvfp4_tui.config.plain import to_plain
 from nvfp4_tui.config.profile import Profile
 from nvfp4_tui.config.suites import Suite
 from nvfp4_tui.core import exit_codes
@@ -101,7 +102,7 @@ def resolved_profile(profile: Profile) -> dict[str, Any]:
     """The profile as run, for the manifest: plain values, secrets never present (only env names)."""
     return {
         "path": str(profile.path),
-        "run": asdict(profile.run),
+        "run": to_plain(profile.run),
         "endpoints": [asdict(e) for e in profile.endpoints],
     }
 

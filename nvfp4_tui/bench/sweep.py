@@ -18,6 +18,8 @@ from typing import Literal
 
 from nvfp4_tui.config.levels import LoadLevel
 from nvfp4_tui.config.profile import RunPlan, SweepSpec
+from nvfp4_tui.config.suites import Suite
+from nvfp4_tui.config.trace import TRACE_ARRIVALS
 from nvfp4_tui.core.events import PhasePlan
 from nvfp4_tui.core.slo import KNEE_MIN_GAIN, LoadPoint, SloTargets, throughput_gain
 
@@ -46,6 +48,26 @@ def phase_plan(
         arrivals=run.arrivals if open_loop else None,
         burstiness=run.burstiness if open_loop and run.arrivals == "gamma" else None,
         sweep=run.sweep is not None,
+        slo_ttft_s=slo.ttft_s,
+        slo_tpot_s=slo.tpot_s,
+        slo_e2e_s=slo.e2e_s,
+        slo_attainment=slo.attainment if slo.defined else None,
+    )
+
+
+def trace_phase_plan(endpoint_id: str, suite: Suite, run: RunPlan, slo: SloTargets) -> PhasePlan:
+    """A trace's one phase: every request at its own time (open loop, capped at the run's
+    ``max_concurrency``), its level the trace's mean rate; no sweep climbs it."""
+    count = len(suite.prompts)
+    span_s = max((p.at_s or 0.0) for p in suite.prompts)
+    rate = count / span_s if span_s > 0 else float(count)
+    return PhasePlan(
+        endpoint_id,
+        suite.name,
+        run.max_concurrency or 0,
+        count,
+        rate_rps=float(f"{rate:.3g}"),  # the level's label: the mean rate, to three figures
+        arrivals=TRACE_ARRIVALS,
         slo_ttft_s=slo.ttft_s,
         slo_tpot_s=slo.tpot_s,
         slo_e2e_s=slo.e2e_s,

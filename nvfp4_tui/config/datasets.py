@@ -174,13 +174,13 @@ def open_regular(path: Path) -> BinaryIO:
 
 
 class _PastBytes:
-    """Where ``_lines`` stopped: ``MAX_DATASET_BYTES`` were read."""
+    """Where ``jsonl_lines`` stopped: ``MAX_DATASET_BYTES`` were read."""
 
 
 PAST_BYTES = _PastBytes()
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes | _PastBytes | None]]:
+def jsonl_lines(path: Path) -> Iterator[tuple[int, bytes | _PastBytes | None]]:
     """Each line of the file (decompressed for .gz), or None for one over ``MAX_LINE_BYTES``
     (read past, never held), then ``PAST_BYTES`` if the file goes on past ``MAX_DATASET_BYTES``
     (the bytes read past a long line count too); raises DatasetError when it cannot be read."""
@@ -341,7 +341,7 @@ def _usable_rows(
     """Each usable row of ``path`` in order, each one left out named in ``skipped``."""
     seen: dict[str, int] = {}
     usable = 0
-    for line, raw in _lines(path):
+    for line, raw in jsonl_lines(path):
         if isinstance(raw, _PastBytes):
             past = f"past {MAX_DATASET_BYTES:,} bytes read"
             skipped.append(f"{path}: line {line} and after: {past}, left out")

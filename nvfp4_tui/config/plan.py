@@ -20,9 +20,18 @@ from typing import Any
 
 from nvfp4_tui.config.plain import from_plain, to_plain
 from nvfp4_tui.config.profile import Profile, with_urls
-from nvfp4_tui.config.suites import Sample, Suite, load_suites, synthetic_suite
+from nvfp4_tui.config.sessions import SESSIONS_SUITE
+from nvfp4_tui.config.suites import (
+    Sample,
+    Suite,
+    load_suites,
+    sessions_suite,
+    synthetic_suite,
+    trace_suite,
+)
 from nvfp4_tui.config.synthetic import SYNTHETIC_SUITE
 from nvfp4_tui.config.telemetry_choice import TelemetryKind
+from nvfp4_tui.config.trace import TRACE_SUITE
 
 
 @dataclass(frozen=True)
@@ -66,12 +75,16 @@ def plan_run(profile: Profile, *, gpu_telemetry: TelemetryKind | None = None) ->
 
 def _suites_of(profile: Profile) -> dict[str, Suite]:
     """The run's suites, in its order, each cut to ``run.sample`` prompts when it asks for a
-    sample; the synthetic one made from ``run.synthetic`` when that is set."""
+    sample; the synthetic one made from ``run.synthetic``, the trace's read from ``run.trace``."""
     run = profile.run
     sample = None if run.sample is None else Sample(run.sample, run.seed)
     made = {}
     if run.synthetic is not None:
         made[SYNTHETIC_SUITE] = synthetic_suite(run.synthetic, path=profile.path)
+    if run.trace is not None:
+        made[TRACE_SUITE] = trace_suite(run.trace, f"{profile.path}: run.trace")
+    if run.sessions is not None:
+        made[SESSIONS_SUITE] = sessions_suite(run.sessions, profile.path)
     read = [name for name in run.suites if name not in made]
     suites = {**load_suites(profile.suite_dirs, read, sample), **made}
     return {name: suites[name].sampled(run.sample, run.seed) for name in run.suites}

@@ -12,6 +12,14 @@ from urllib.parse import urlparse, urlsplit, urlunsplit
 from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.arrivals import ARRIVALS, MAX_BURSTINESS, Arrivals
 from nvfp4_tui.config.levels import load_levels
+from nvfp4_tui.config.sessions import (
+    DEFAULT_TURN_TOKENS,
+    MAX_SESSIONS,
+    MAX_THINK_S,
+    MAX_TURNS,
+    SESSIONS_SUITE,
+    SessionsSpec,
+)
 from nvfp4_tui.config.synthetic import (
     SYNTHETIC_EXAMPLE,
     SYNTHETIC_SUITE,
@@ -40,6 +48,13 @@ from nvfp4_tui.config.tomlcheck import (
     load_toml,
     one_of,
     spelt_out,
+)
+from nvfp4_tui.config.trace import (
+    MAX_BLOCK_TOKENS,
+    MAX_SPEEDUP,
+    MOONCAKE_BLOCK_TOKENS,
+    TRACE_SUITE,
+    TraceSpec,
 )
 from nvfp4_tui.core.events import EndpointInfo
 from nvfp4_tui.core.slo import SloTargets
@@ -275,6 +290,12 @@ class RunPlan:
     # Generated prompts by length (``--synthetic``, ``[run] synthetic``): the suite named
     # SYNTHETIC_SUITE in ``suites`` is made from it rather than read from a file.
     synthetic: Synthetic | None = None
+    # A trace to replay (``--trace``, ``[run] trace``): the suite named TRACE_SUITE, one
+    # open-loop phase at the trace's own times.
+    trace: TraceSpec | None = None
+    # Multi-turn conversations (``--sessions``, ``[run] sessions``): the suite SESSIONS_SUITE,
+    # sent a conversation at a time per slot (``bench.sessions``).
+    sessions: SessionsSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -634,12 +655,17 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
         table.problems.add(f"{table.key}.requests", "set either requests or duration_s, not both")
     _refuse_telemetry_credentials(table)
     synthetic = _read_synthetic(table)
+    trace = _read_trace(table, path)
     suite_names = a_list_of(_an_id), "a non-empty list of suite names"
-    suites = table.get("suites", *suite_names, *([()] if "synthetic" in table.data else []))
+    sessions = _read_sessions(table)
+    made = any(key in table.data for key in ("synthetic", "trace", "sessions"))
+    suites = table.get("suites", *suite_names, *([()] if made else []))
     plan = RunPlan(
         name=table.get("name", a_string, "a non-empty string", path.stem),
-        suites=_with_synthetic(suites or (), synthetic),
+        suites=_with_made(suites or (), synthetic, trace, sessions),
         synthetic=synthetic,
+        trace=trace,
+        sessions=sessions,
         concurrency=table.get("concurrency", _concurrency_list, _CONCURRENCY_LIST, (1,)),
         requests=requests,
         duration_s=duration_s,
@@ -680,11 +706,78 @@ def _read_synthetic(table: Table) -> Synthetic | None:
         return None
 
 
-def _with_synthetic(suites: tuple[str, ...], synthetic: Synthetic | None) -> tuple[str, ...]:
-    """The run's suites, the synthetic one among them when it generates prompts."""
-    if synthetic is None or SYNTHETIC_SUITE in suites:
-        return suites
-    return (*suites, SYNTHETIC_SUITE)
+def _read_trace(table: Table, path: Path) -> TraceSpec | None:
+    """``trace`` (a JSONL file, relative to the profile), ``trace_speedup`` and
+    ``trace_block_tokens``; the file itself is read when the run is planned."""
+    speedup = table.get("trace_speedup", _speedup, _SPEEDUP, 1.0)
+    block_tokens = table.get("trace_block_tokens", _block_tokens, _BLOCK_TOKENS, None)
+    name = table.get("trace", a_string, "a JSONL file (relative to this one)", None)
+    if name is None:
+        for key in ("trace_speedup", "trace_block_tokens"):
+            if key in table.data:
+                table.problems.add(f"{table.key}.{key}", "only applies with trace")
+        return None
+    return TraceSpec(path.parent / name, speedup or 1.0, block_tokens or MOONCAKE_BLOCK_TOKENS)
+
+
+_speedup = a_number(above=0, maximum=MAX_SPEEDUP)
+_SPEEDUP = f"a number > 0, at most {MAX_SPEEDUP:g}"
+_block_tokens = an_int(1, MAX_BLOCK_TOKENS)
+_BLOCK_TOKENS = f"an integer from 1 to {MAX_BLOCK_TOKENS}"
+
+
+def _read_sessions(table: Table) -> SessionsSpec | None:
+    """``sessions`` (conversations), ``turns``, ``think_s``, ``turn_isl`` and ``turn_osl``."""
+    count = table.get("sessions", _session_count, _SESSION_COUNT, None)
+    turns = table.get("turns", _turn_count, _TURN_COUNT, None)
+    think_s = table.get("think_s", _think, _THINK, None)
+    turn_isl = table.get("turn_isl", _turn_tokens, _TURN_TOKENS, None)
+    turn_osl = table.get("turn_osl", _turn_tokens, _TURN_TOKENS, None)
+    if count is None:
+        for key in ("turns", "think_s", "turn_isl", "turn_osl"):
+            if key in table.data:
+                table.problems.add(f"{table.key}.{key}", "only applies with sessions")
+        return None
+    return _sessions_spec(count, turns, think_s, turn_isl, turn_osl)
+
+
+def _sessions_spec(
+    count: int,
+    turns: int | None,
+    think_s: float | None,
+    turn_isl: int | None = None,
+    turn_osl: int | None = None,
+) -> SessionsSpec:
+    return SessionsSpec(
+        count,
+        turns or DEFAULT_TURNS,
+        think_s or 0.0,
+        turn_isl or DEFAULT_TURN_TOKENS,
+        turn_osl or DEFAULT_TURN_TOKENS,
+    )
+
+
+DEFAULT_TURNS = 3
+_session_count = an_int(1, MAX_SESSIONS)
+_SESSION_COUNT = f"an integer from 1 to {MAX_SESSIONS}"
+_turn_count = an_int(1, MAX_TURNS)
+_TURN_COUNT = f"an integer from 1 to {MAX_TURNS}"
+_think = a_number(0, maximum=MAX_THINK_S)
+_THINK = f"seconds from 0 to {MAX_THINK_S:g}"
+_turn_tokens = an_int(1, MAX_TOKENS)
+_TURN_TOKENS = f"an integer from 1 to {MAX_TOKENS}"
+
+
+def _with_made(
+    suites: tuple[str, ...],
+    synthetic: Synthetic | None,
+    trace: TraceSpec | None,
+    sessions: SessionsSpec | None = None,
+) -> tuple[str, ...]:
+    """The run's suites, with those it makes (synthetic prompts, a trace's, sessions')."""
+    made = [SYNTHETIC_SUITE] * (synthetic is not None) + [TRACE_SUITE] * (trace is not None)
+    made += [SESSIONS_SUITE] * (sessions is not None)
+    return (*suites, *(name for name in made if name not in suites))
 
 
 def _read_limits(table: Table) -> ReplyLimits:
@@ -808,6 +901,11 @@ def with_overrides(
     workers: int | None = None,
     sample: int | None = None,
     synthetic: str | None = None,
+    trace: Path | None = None,
+    trace_speedup: float | None = None,
+    sessions: int | None = None,
+    turns: int | None = None,
+    think_s: float | None = None,
 ) -> Profile:
     """The profile with the command line's plan options applied over its [run] table.
 
@@ -816,9 +914,44 @@ def with_overrides(
     not sweep climbs from the given levels, or else from the profile's first one.
     """
     run = profile.run
-    if synthetic is not None:  # the suites given beside it, else none but it
-        recipe = parse_synthetic(synthetic, "--synthetic")
-        run = replace(run, synthetic=recipe, suites=_with_synthetic(suites or (), recipe))
+    if trace_speedup is not None:
+        _check_option("--trace-speedup", trace_speedup, _speedup, _SPEEDUP)
+        if trace is None and run.trace is None:
+            raise ConfigError(
+                ["--trace-speedup: only applies with a trace (--trace, or [run] trace)"]
+            )
+        if run.trace is not None:
+            run = replace(run, trace=replace(run.trace, speedup=trace_speedup))
+    for option, value, check, expected in (
+        ("--sessions", sessions, _session_count, _SESSION_COUNT),
+        ("--turns", turns, _turn_count, _TURN_COUNT),
+        ("--think-s", think_s, _think, _THINK),
+    ):
+        if value is not None:
+            _check_option(option, value, check, expected)
+    if sessions is None and (turns is not None or think_s is not None):
+        if run.sessions is None:
+            raise ConfigError(["--turns, --think-s: only apply with sessions (--sessions N)"])
+        run = replace(
+            run,
+            sessions=replace(
+                run.sessions,
+                turns=turns or run.sessions.turns,
+                think_s=think_s or run.sessions.think_s,
+            ),
+        )
+    if synthetic is not None or trace is not None or sessions is not None:
+        # The suites given beside them, else none but them.
+        recipe = None if synthetic is None else parse_synthetic(synthetic, "--synthetic")
+        replay = None if trace is None else TraceSpec(trace, trace_speedup or 1.0)
+        talks = None if sessions is None else _sessions_spec(sessions, turns, think_s)
+        run = replace(
+            run,
+            synthetic=recipe,
+            trace=replay,
+            sessions=talks,
+            suites=_with_made(suites or (), recipe, replay, talks),
+        )
     elif suites:
         run = replace(run, suites=suites)
     if rate_rps:

@@ -81,10 +81,12 @@ from nvfp4_tui.config.datasets import (
     read_rows,
     resolve_source,
 )
+from nvfp4_tui.config.sessions import SESSIONS_SUITE, SessionsSpec, session_turns
 from nvfp4_tui.config.synthetic import (
     SYNTHETIC_SUITE,
     Asked,
     Synthetic,
+    TraceBlocks,
     generated,
     read_synthetic,
 )
@@ -101,6 +103,7 @@ from nvfp4_tui.config.tomlcheck import (
     one_of,
     show,
 )
+from nvfp4_tui.config.trace import TRACE_SUITE, TraceSpec, read_trace
 
 SuiteKind = Literal["text", "code", "math", "tool_call", "choice", "synthetic"]
 SUITE_KINDS: tuple[SuiteKind, ...] = get_args(SuiteKind)
@@ -130,11 +133,20 @@ class Prompt:
     expected_calls: tuple[ExpectedCall, ...] = ()
     check: PromptCheck | None = None  # what the suite's verifying scorer checks
     asked: Asked | None = None  # a synthetic prompt's input and output lengths
+    # A trace request's: its prompt, built when sent (``text`` is then empty), and when it is
+    # sent, in seconds from the trace's start.
+    blocks: TraceBlocks | None = None
+    at_s: float | None = None
+    # A session's turn (from 1), and the conversation before it: set when it is sent.
+    turn: int | None = None
+    prior: tuple[dict[str, str], ...] = ()
 
     def messages(self, system: str | None) -> tuple[dict[str, str], ...]:
-        """One request's chat messages: the suite's system message (if any), then the prompt."""
-        user = {"role": "user", "content": self.text}
-        return ({"role": "system", "content": system}, user) if system else (user,)
+        """One request's chat messages: the suite's system message (if any), the conversation
+        so far (a session's), then the prompt."""
+        content = self.text if self.blocks is None else self.blocks.text()
+        head = ({"role": "system", "content": system},) if system else ()
+        return (*head, *self.prior, {"role": "user", "content": content})
 
 
 @dataclass(frozen=True)
@@ -150,6 +162,14 @@ class Suite:
     temperature: float | None = None  # over the profile's run.temperature (a benchmark's rule)
     dataset: Dataset | None = None  # where its prompts came from, when read from a file
     synthetic: Synthetic | None = None  # how its prompts were generated, when they were
+    trace: TraceSpec | None = None  # the trace its prompts replay, when they do
+    sessions: SessionsSpec | None = None  # its prompts are turns of conversations
+
+    @property
+    def exact_lengths(self) -> bool:
+        """Whether each answer asks for its prompt's output length exactly (ignore_eos)."""
+        spec = self.synthetic or self.trace or self.sessions
+        return spec is not None and spec.ignore_eos
 
     def sampled(self, count: int | None, seed: int) -> Suite:
         """At most ``count`` of its prompts, picked by ``seed``: the same ones for every
@@ -464,6 +484,53 @@ def _read_synthetic_suite(root: Table, head: Table, name: str, path: Path) -> Su
     problems.raise_if_any()
     assert spec is not None  # no problems: the recipe was read
     return synthetic_suite(spec, name, path, temperature)
+
+
+def trace_suite(spec: TraceSpec, where: str = "--trace", temperature: float | None = None) -> Suite:
+    """The suite of a trace's requests, in send order (``config.trace``)."""
+    lines = read_trace(spec, where)
+    prompts = tuple(
+        Prompt(
+            id=f"line-{line.blocks.line}",
+            text="",
+            asked=line.asked,
+            blocks=line.blocks,
+            at_s=line.at_s,
+        )
+        for line in lines
+    )
+    return Suite(
+        name=TRACE_SUITE,
+        kind="synthetic",
+        max_tokens=max(line.asked.tokens_out for line in lines),
+        min_words=None,
+        system=None,
+        prompts=prompts,
+        path=spec.path,
+        temperature=temperature,
+        trace=spec,
+    )
+
+
+def sessions_suite(spec: SessionsSpec, path: Path, temperature: float | None = None) -> Suite:
+    """The suite of ``spec``'s conversations: each prompt one turn's new message, session by
+    session (``bench.sessions`` sends them with their history)."""
+    turns = session_turns(spec)
+    prompts = tuple(
+        Prompt(id=f"s{t.session:04d}-t{t.turn}", text=t.text, asked=t.asked, turn=t.turn)
+        for t in turns
+    )
+    return Suite(
+        name=SESSIONS_SUITE,
+        kind="synthetic",
+        max_tokens=spec.turn_osl,
+        min_words=None,
+        system=None,
+        prompts=prompts,
+        path=path,
+        temperature=temperature,
+        sessions=spec,
+    )
 
 
 def synthetic_suite(

@@ -28,6 +28,7 @@ really counted (its chat template adds a few). The report sets asked against rec
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from random import Random
 from typing import Any, Literal, get_args
@@ -129,12 +130,45 @@ class Asked:
     tokens_out: int
 
 
+@dataclass(frozen=True)
+class TraceBlocks:
+    """A trace request's prompt, built when it is sent: a block of ``block_tokens`` words per
+    hash id (the same words for the same id, so requests that share leading ids share that
+    prefix), cut or filled with words of this line's own to ``tokens_in``."""
+
+    hash_ids: tuple[int, ...]
+    block_tokens: int
+    tokens_in: int
+    line: int  # the trace's line: what no other request shares
+
+    def text(self) -> str:
+        words: list[str] = []
+        for hash_id in self.hash_ids:
+            if len(words) >= self.tokens_in:
+                break
+            words += _block(hash_id, self.block_tokens)
+        if len(words) < self.tokens_in:
+            own = Random(f"trace-line|{self.line}")
+            words += own.choices(_WORDS, k=self.tokens_in - len(words))
+        return " ".join(words[: self.tokens_in])
+
+
+@lru_cache(maxsize=4096)
+def _block(hash_id: int, tokens: int) -> tuple[str, ...]:
+    return tuple(Random(f"trace-block|{hash_id}").choices(_WORDS, k=tokens))
+
+
+def words_of(rng: Random, count: int) -> str:
+    """``count`` short common words, a token each."""
+    return " ".join(rng.choices(_WORDS, k=count))
+
+
 def generated(spec: Synthetic) -> list[tuple[Asked, str]]:
     """Each prompt's lengths and text: ``tokens_in`` words drawn from ``_WORDS``, that many
     tokens give or take a tokenizer. The same for every endpoint and every run with the seed."""
     lengths, words = Random(f"synthetic|{spec.seed}"), Random(f"synthetic-text|{spec.seed}")
     asked = [Asked(spec.isl.draw(lengths), spec.osl.draw(lengths)) for _ in range(spec.prompts)]
-    return [(one, " ".join(words.choices(_WORDS, k=one.tokens_in))) for one in asked]
+    return [(one, words_of(words, one.tokens_in)) for one in asked]
 
 
 _LENGTH = an_int(1, MAX_LENGTH)

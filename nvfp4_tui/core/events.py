@@ -74,7 +74,9 @@ class PhasePlan:
     requests: int | None  # planned request count, None when the phase is bounded by duration_s
     duration_s: float | None = None
     rate_rps: float | None = None
-    arrivals: str | None = None  # "constant" | "poisson" | "gamma" with rate_rps
+    # "constant" | "poisson" | "gamma" with rate_rps; "trace": a trace's own times, rate_rps
+    # its mean rate
+    arrivals: str | None = None
     burstiness: float | None = None  # gamma arrivals: the gaps' shape
     sweep: bool = False  # a sweep step: not run once a stop rule fires below it
     slo_ttft_s: float | None = None
@@ -262,6 +264,7 @@ class RequestFinished(MeasuredFields, RequestKey):
     # (tokens_in, tokens_out); None for every other suite's prompts.
     tokens_in_asked: int | None = None
     tokens_out_asked: int | None = None
+    turn: int | None = None  # a multi-turn session's turn (from 1); its session is in prompt_id
 
 
 def measured_fields(measured: MeasuredFields) -> dict[str, Any]:

@@ -89,6 +89,33 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
         "(the run's only suite unless --suites is given too)",
     )
     p.add_argument(
+        "--trace",
+        type=Path,
+        metavar="FILE.jsonl",
+        help="replay a trace's requests at its times (Mooncake's format, or at_s/input_tokens/"
+        "output_tokens lines; the run's only suite unless --suites is given too)",
+    )
+    p.add_argument(
+        "--trace-speedup",
+        type=float,
+        metavar="X",
+        help="send the trace X times faster than it was recorded (default 1)",
+    )
+    p.add_argument(
+        "--sessions",
+        type=int,
+        metavar="N",
+        help="N multi-turn conversations, each turn sent with the history so far; a level's "
+        "concurrency counts conversations (the run's only suite unless --suites is given too)",
+    )
+    p.add_argument("--turns", type=int, metavar="T", help="turns per session (default 3)")
+    p.add_argument(
+        "--think-s",
+        type=float,
+        metavar="S",
+        help="seconds between an answer and the session's next turn (default 0)",
+    )
+    p.add_argument(
         "--limit",
         type=int,
         metavar="N",

@@ -44,6 +44,11 @@ def load_overridden(args: argparse.Namespace) -> Profile:
         workers=args.workers,
         sample=args.limit,
         synthetic=args.synthetic,
+        trace=args.trace,
+        trace_speedup=args.trace_speedup,
+        sessions=args.sessions,
+        turns=args.turns,
+        think_s=args.think_s,
     )
 
 

@@ -54,8 +54,10 @@ from nvfp4_tui.core.timing_doubt import MODELLED_TIME, timing_doubt
 from nvfp4_tui.output.error_table import error_rows, error_table
 from nvfp4_tui.output.formats import REPORT
 from nvfp4_tui.output.lengths_table import length_rows, lengths_table
+from nvfp4_tui.output.schedule_table import open_loop_rows, schedule_table
 from nvfp4_tui.output.server_view import server_view_rows, server_view_table
 from nvfp4_tui.output.tables import Table, format_table, number_cell, table_cells
+from nvfp4_tui.output.turns_table import session_turn_rows, turns_table
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 
 REPORT_FORMATS = REPORT.written_by(f"{__name__}:render_snapshot")
@@ -709,6 +711,10 @@ def report_tables(
         tables.append(error_table(errors, board.endpoints))
     if lengths := length_rows(snapshot.requests(), events, board.endpoints):
         tables.append(lengths_table(lengths, board.endpoints))
+    if schedule := open_loop_rows(snapshot.requests(), events, board.endpoints):
+        tables.append(schedule_table(schedule, board.endpoints))
+    if turns := session_turn_rows(snapshot.requests(), board.endpoints):
+        tables.append(turns_table(turns, board.endpoints))
     server_view = snapshot_server_view(snapshot)
     if server_view:
         tables.append(server_view_table(server_view, board.endpoints))
@@ -758,6 +764,8 @@ def render_snapshot(
         rows += [row.json() for row in error_rows(snapshot.requests(), board.endpoints)]
         events = snapshot.report_events()
         rows += [row.json() for row in length_rows(snapshot.requests(), events, board.endpoints)]
+        rows += [r.json() for r in open_loop_rows(snapshot.requests(), events, board.endpoints)]
+        rows += [row.json() for row in session_turn_rows(snapshot.requests(), board.endpoints)]
         rows += [row.json() for row in snapshot_server_view(snapshot)]
         rows += metric_stats_json(metric_stats_of(snapshot.requests(), snapshot.report_events()))
         return json.dumps(rows, indent=1)

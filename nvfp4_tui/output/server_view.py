@@ -10,7 +10,7 @@ import polars as pl
 from nvfp4_tui.core.events import EndpointInfo, Event, RequestFinished
 from nvfp4_tui.core.figures.server_view import ClientTotals, ServerViewFold, ServerViewRow
 from nvfp4_tui.core.slo import Load
-from nvfp4_tui.output.tables import Table
+from nvfp4_tui.output.tables import Table, ms_cell, number_cell
 from nvfp4_tui.store.schema import frame_to_events
 
 SERVER_VIEW_TITLE = (
@@ -76,12 +76,8 @@ def server_view_rows(
     return fold.rows()
 
 
-def _ms(value: float | None) -> str:
-    return "—" if value is None else f"{value * 1000:.1f}"
-
-
 def _num(value: float | None, spec: str = ".0f") -> str:
-    return "—" if value is None else format(value, spec)
+    return number_cell(value, spec)
 
 
 def server_view_table(rows: Sequence[ServerViewRow], endpoints: Sequence[EndpointInfo]) -> Table:
@@ -90,14 +86,14 @@ def server_view_table(rows: Sequence[ServerViewRow], endpoints: Sequence[Endpoin
         [
             labels.get(r.endpoint_id, r.endpoint_id),
             r.load.label,
-            _ms(r.client_ttft_mean_s),
-            _ms(r.server_ttft_mean_s),
-            _ms(r.ttft_gap_s),
-            _ms(r.client_itl_mean_s),
-            _ms(r.server_itl_mean_s),
-            _ms(r.server_queue_mean_s),
-            _ms(r.server_prefill_mean_s),
-            _ms(r.server_decode_mean_s),
+            ms_cell(r.client_ttft_mean_s),
+            ms_cell(r.server_ttft_mean_s),
+            ms_cell(r.ttft_gap_s),
+            ms_cell(r.client_itl_mean_s),
+            ms_cell(r.server_itl_mean_s),
+            ms_cell(r.server_queue_mean_s),
+            ms_cell(r.server_prefill_mean_s),
+            ms_cell(r.server_decode_mean_s),
             _num(r.kv_cache_peak_pct, ".1f"),
             _num(r.kv_cache_mean_pct, ".1f"),
             _num(r.running_peak),

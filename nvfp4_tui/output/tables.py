@@ -33,6 +33,11 @@ def number_cell(value: float | None, spec: str) -> str:
     return "—" if value is None else format(value, spec)
 
 
+def ms_cell(seconds: float | None) -> str:
+    """Seconds shown in milliseconds to a tenth, or a dash."""
+    return number_cell(None if seconds is None else seconds * 1000, ".1f")
+
+
 def markdown_line(raw: str | None) -> str:
     """``outside_line`` of ``raw``, with every character that could start Markdown markup
     backslash-escaped: it renders as the same characters, and as nothing else."""

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nvfp4_tui.sim.kv_cache import KV_POOL_TOKENS_8BIT
+from nvfp4_tui.sim.tokens import message_text, split_tokens
+
+PREFIX_BLOCK_TOKENS = 16  # vLLM's default block size: its prefix cache keeps whole blocks
 
 DEFAULT_MAX_NUM_SEQS = 256
 
@@ -126,32 +128,40 @@ class EndpointLoad:
             },
             "faults": dict(sorted(self.faults.items())),
             "prompt_tokens": self.prompt_tokens,
+            "prefix_hits": self.prefix_hits,
             "generation_tokens": self.generation_tokens,
             "kv_cache_usage": round(self.kv_usage, 6),
         }
 
 
 class PrefixCache:
-    """Which leading messages of a prompt the endpoint has seen before (vLLM prefix caching)."""
+    """Which leading blocks of a prompt's tokens the endpoint has cached (vLLM's automatic
+    prefix caching): whole blocks of ``PREFIX_BLOCK_TOKENS``, each named by a hash of every
+    token up to its end, so two prompts share the blocks of their common beginning, whether
+    that is a system message or the first 300 tokens of one user message (a trace's)."""
 
-    def __init__(self, max_entries: int = 4096) -> None:
-        self._seen: OrderedDict[str, None] = OrderedDict()
-        self._max_entries = max_entries
+    def __init__(self, max_blocks: int = 1 << 16) -> None:
+        self._seen: OrderedDict[bytes, None] = OrderedDict()
+        self._max_blocks = max_blocks
 
-    def hit_tokens(self, messages: Sequence[Mapping[str, Any]], tokens: Sequence[int]) -> int:
-        """Tokens of the longest run of leading messages seen before; remembers this prompt."""
+    def hit_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        """Tokens of the leading blocks cached before; caches this prompt's blocks."""
+        tokens: list[str] = []
+        for message in messages:
+            tokens.append(f"<|{message.get('role')}|>")
+            tokens += split_tokens(message_text(message.get("content")))
         digest = hashlib.sha256()
         hits = 0
         counting = True
-        for message, message_tokens in zip(messages, tokens, strict=True):
-            digest.update(json.dumps(message, sort_keys=True, default=str).encode())
-            key = digest.hexdigest()
+        for start in range(0, len(tokens) - PREFIX_BLOCK_TOKENS + 1, PREFIX_BLOCK_TOKENS):
+            digest.update("\x00".join(tokens[start : start + PREFIX_BLOCK_TOKENS]).encode())
+            key = digest.digest()
             if counting and key in self._seen:
-                hits += message_tokens
+                hits += PREFIX_BLOCK_TOKENS
                 self._seen.move_to_end(key)
             else:
                 counting = False
                 self._seen[key] = None
-        while len(self._seen) > self._max_entries:
+        while len(self._seen) > self._max_blocks:
             self._seen.popitem(last=False)
         return hits

@@ -38,7 +38,7 @@ from nvfp4_tui.sim.load import DEFAULT_MAX_NUM_SEQS, EndpointLoad, PrefixCache
 from nvfp4_tui.sim.metrics import SimMetrics
 from nvfp4_tui.sim.quirks import ENGINE_CRASH_MESSAGE, ENGINE_EXIT_S, with_utf8_fragments
 from nvfp4_tui.sim.schedule import expected_ttft_s, token_interval_s
-from nvfp4_tui.sim.tokens import count_prompt_tokens, count_tokens, message_text
+from nvfp4_tui.sim.tokens import count_prompt_tokens
 from nvfp4_tui.sim.validation import (
     BadRequest,
     check_context,
@@ -508,11 +508,10 @@ class SimEndpoint:
         load.running_while_decoding[load.running] += piece.tokens
 
     def _prefilled(self, job: _Job) -> None:
-        messages = job.chat.messages
-        per_message = [4 + count_tokens(message_text(m.get("content"))) for m in messages]
         self.load.prompt_tokens += job.prompt_tokens
         self.load.prefix_queries += job.prompt_tokens
-        self.load.prefix_hits += self._prefix_cache.hit_tokens(messages, per_message)
+        hits = self._prefix_cache.hit_tokens(job.chat.messages)
+        self.load.prefix_hits += min(hits, job.prompt_tokens)
 
     async def _stream(
         self, request: web.Request, job: _Job, stream_options: dict[str, Any]

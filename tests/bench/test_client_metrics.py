@@ -61,6 +61,7 @@ def test_measurement_fields_are_request_finished_less_its_context() -> None:
         "attempt",
         "tokens_in_asked",
         "tokens_out_asked",
+        "turn",
     }
     row_fields = [f.name for f in fields(RequestFinished) if f.name not in context]
     assert [f.name for f in fields(Measurement)] == row_fields

@@ -6,6 +6,7 @@ wire tap that records what crossed the socket and the usage the server sent on e
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -137,3 +138,54 @@ def test_synthetic_lengths_are_written_to_the_token(vllm: RunningServer, tmp_pat
     (lengths,) = [r for r in tool.report_rows(ran.snapshot) if r.get("kind") == "lengths"]
     assert lengths["output_exact"] == 6 and lengths["output_short"] == 0
     assert lengths["output_gap_mean"] == 0
+
+
+def test_a_trace_with_shared_prefixes_moves_the_prefix_cache(
+    vllm: RunningServer, tmp_path: Path
+) -> None:
+    """Four requests of a Mooncake trace begin with the same block (hash id 1), two have their
+    own words: vLLM's prefix cache hits on the shared beginning, and every line is sent."""
+    trace = tmp_path / "trace.jsonl"
+    lines = [
+        {"timestamp": i * 200, "input_length": 120 + 10 * i, "output_length": 8, "hash_ids": ids}
+        for i, ids in enumerate([[1], [1], [], [1], [], [1]])
+    ]
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    profile = tool.write_profile(
+        tmp_path / "profile.toml", vllm.url, suites=["english"], concurrency=[1]
+    )
+    before = tool.vllm_counters(vllm.url)
+    ran = tool.run(profile, tmp_path / "out", "--trace", str(trace), "--trace-speedup", "4")
+    after = tool.vllm_counters(vllm.url)
+    assert ran.returncode == 0, ran.output
+    rows = ran.snapshot.requests()
+    assert rows.height == 6 and rows.filter(pl.col("status") != "ok").is_empty()
+    assert rows.get_column("tokens_out").to_list() == [8] * 6
+    # The 2nd, 4th and 6th shared line find at least one whole block of the 1st's cached.
+    assert after[tool.PREFIX_HITS] - before[tool.PREFIX_HITS] >= 3 * 16
+    (schedule,) = [r for r in tool.report_rows(ran.snapshot) if r.get("kind") == "schedule"]
+    assert schedule["sent"] == 6 and schedule["unsent"] == 0
+
+
+def test_sessions_send_their_history_and_vllm_caches_it(
+    vllm: RunningServer, tmp_path: Path
+) -> None:
+    """Two conversations of three turns: each turn's prompt holds the earlier turns (vLLM
+    counts them), and the prefix cache hits on the history it prefilled before."""
+    profile = tool.write_profile(
+        tmp_path / "profile.toml", vllm.url, suites=["english"], concurrency=[2]
+    )
+    before = tool.vllm_counters(vllm.url)
+    ran = tool.run(profile, tmp_path / "out", "--sessions", "2", "--turns", "3")
+    after = tool.vllm_counters(vllm.url)
+    assert ran.returncode == 0, ran.output
+    rows = ran.snapshot.requests().sort("t")
+    assert rows.height == 6 and rows.filter(pl.col("status") != "ok").is_empty()
+    for session in ("s0000", "s0001"):
+        turns = rows.filter(pl.col("prompt_id").str.starts_with(session))
+        assert turns.get_column("turn").to_list() == [1, 2, 3]
+        inputs = turns.get_column("tokens_in").to_list()
+        assert inputs[0] < inputs[1] < inputs[2], inputs
+    assert after[tool.PREFIX_HITS] - before[tool.PREFIX_HITS] >= 4 * 16  # turns 2 and 3
+    turn_rows = [r for r in tool.report_rows(ran.snapshot) if r.get("kind") == "turns"]
+    assert [r["turn"] for r in turn_rows] == [1, 2, 3]

@@ -14,6 +14,7 @@ from typing import Any
 from nvfp4_tui.core.events import ProbeFinished
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 
+PREFIX_HITS = "vllm:prefix_cache_hits_total"
 RUN_TIMEOUT_S = 600.0
 METRICS_TIMEOUT_S = 10.0
 MAX_TOKENS = 32  # a random model never stops early: every answer is this long
@@ -97,10 +98,12 @@ def report_rows(snapshot: Snapshot) -> list[dict[str, Any]]:
 
 
 def vllm_counters(url: str) -> dict[str, float]:
-    """vLLM's token counters, summed over their labels."""
+    """vLLM's token counters (prompt, generated, prefix cache hits), summed over their labels."""
     with urllib.request.urlopen(f"{url}/metrics", timeout=METRICS_TIMEOUT_S) as reply:
         text = reply.read().decode()
-    totals = {"vllm:prompt_tokens_total": 0.0, "vllm:generation_tokens_total": 0.0}
+    totals = dict.fromkeys(
+        ("vllm:prompt_tokens_total", "vllm:generation_tokens_total", PREFIX_HITS), 0.0
+    )
     for line in text.splitlines():
         name = line.split("{", 1)[0].split(" ", 1)[0]
         if name in totals:

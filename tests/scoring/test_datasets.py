@@ -265,7 +265,7 @@ def test_what_a_gz_decompresses_to_is_bounded_like_a_file(tmp_path, monkeypatch)
         for _ in range(64):
             f.write(b"0" * (1 << 20))
     monkeypatch.setattr(datasets, "MAX_LINE_BYTES", 1000)
-    read = list(datasets._lines(bomb))
+    read = list(datasets.jsonl_lines(bomb))
     assert read[0][1] is not None and read[-1] == (2, datasets.PAST_BYTES)
 
 

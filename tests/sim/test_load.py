@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from nvfp4_tui.sim.load import EndpointLoad, PrefixCache
+from nvfp4_tui.sim.load import PREFIX_BLOCK_TOKENS, EndpointLoad, PrefixCache
 
 
 async def test_requests_beyond_the_limit_wait_in_order() -> None:
@@ -56,9 +56,18 @@ def test_busy_and_running_integrals() -> None:
     assert load.integrals() == (3.0, 6.0)
 
 
-def test_prefix_cache_counts_leading_messages_seen_before() -> None:
+def test_prefix_cache_counts_the_whole_leading_blocks_seen_before() -> None:
+    """vLLM's way: whole blocks of 16 tokens, shared wherever two prompts begin alike, within
+    one message or across messages; a partial last block is never a hit."""
     cache = PrefixCache()
-    system = {"role": "system", "content": "be brief"}
-    assert cache.hit_tokens([system, {"role": "user", "content": "a"}], [7, 5]) == 0
-    assert cache.hit_tokens([system, {"role": "user", "content": "b"}], [7, 5]) == 7
-    assert cache.hit_tokens([system, {"role": "user", "content": "a"}], [7, 5]) == 12
+    words = [f" {a}{b}" for a in "pqrs" for b in "abcdefghij"]  # 40, one simulated token each
+    system = {"role": "system", "content": "".join(words[:20])}  # 21 tokens with its role
+    user = {"role": "user", "content": "".join(words[20:])}
+    assert cache.hit_tokens([system, user]) == 0
+    # The system message's first 16 tokens fill a block; its last 5 fall in the next.
+    assert cache.hit_tokens([system, {"role": "user", "content": " x"}]) == PREFIX_BLOCK_TOKENS
+    assert cache.hit_tokens([system, user]) == 2 * PREFIX_BLOCK_TOKENS  # 42 tokens: 2 blocks
+    one = {"role": "user", "content": "".join(words)}
+    assert cache.hit_tokens([one]) == 0  # a different first token: nothing shared
+    longer = {"role": "user", "content": "".join(words) + " tail more"}
+    assert cache.hit_tokens([longer]) == 2 * PREFIX_BLOCK_TOKENS  # within one message

@@ -11,8 +11,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from nvfp4_tui.core.events import ServerSample
 from nvfp4_tui.sim.answers import compose
+from nvfp4_tui.sim.load import PREFIX_BLOCK_TOKENS
 from nvfp4_tui.sim.metrics import TTFT_BUCKETS_S
-from nvfp4_tui.sim.tokens import count_tokens
+from nvfp4_tui.sim.tokens import split_tokens
 from nvfp4_tui.sim.validation import parse_request
 from nvfp4_tui.telemetry.prometheus import ServerMetricsDelta
 from tests.sim.conftest import FleetFactory
@@ -68,8 +69,16 @@ async def test_counters_and_histograms_match_the_requests_served(
     assert finished == 4
     assert m["vllm:num_requests_running"] == 0 and m["vllm:num_requests_waiting"] == 0
     assert m["vllm:kv_cache_usage_perc"] == 0
-    system_tokens = 4 + count_tokens(SYSTEM)  # seen before by the 2nd and 3rd request
-    assert m["vllm:prefix_cache_hits_total"] == 2 * system_tokens
+    # The 2nd and 3rd request begin as the 1st did (the system message, then "An essay on
+    # topic "): the whole 16-token blocks of that beginning are hits.
+    first, later = (
+        ["system", *split_tokens(SYSTEM), "user", *split_tokens(f"An essay on topic {i}.")]
+        for i in (0, 1)
+    )
+    shared = next(i for i, (a, b) in enumerate(zip(first, later, strict=False)) if a != b) + 1
+    blocks = shared // PREFIX_BLOCK_TOKENS
+    assert blocks >= 1
+    assert m["vllm:prefix_cache_hits_total"] == 2 * blocks * PREFIX_BLOCK_TOKENS
     assert m["vllm:prefix_cache_queries_total"] == m["vllm:prompt_tokens_total"]
 
 

@@ -87,6 +87,7 @@ PINNED_REQUESTS_SCHEMA: list[tuple[str, pl.DataType]] = [
     ("attempt", pl.Int64()),
     ("tokens_in_asked", pl.Int64()),
     ("tokens_out_asked", pl.Int64()),
+    ("turn", pl.Int64()),
 ]
 
 
