@@ -24,6 +24,7 @@ from nvfp4_tui.launch.snapshot_commands import (
     import_command,
     replay_command,
     report_command,
+    trials_command,
 )
 
 
@@ -153,6 +154,13 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="with --format markdown: the full write-up, its figures written to DIR and linked",
     )
+    report.add_argument(
+        "--slice", type=float, metavar="S", help="every phase's figures also per S seconds"
+    )
+
+    trials = sub.add_parser("trials", help="each figure's mean and 95% interval over runs")
+    trials.add_argument("snapshots", type=Path, nargs="+", metavar="SNAPSHOT")
+    trials.add_argument("--format", default="text", choices=("text", "markdown", "json"))
 
     legacy = sub.add_parser("import", help="turn the seed script's benchmark JSON into a snapshot")
     legacy.add_argument("legacy", type=Path, metavar="LEGACY.json")
@@ -217,6 +225,7 @@ def commands() -> dict[str, Command]:
         "follow": follow_command,
         "export": export_command,
         "report": report_command,
+        "trials": trials_command,
         "import": import_command,
         "compare": compare_command,
         "serve": partial(serve_command, parse=lambda served: build_parser().parse_args(served)),

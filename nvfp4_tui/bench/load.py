@@ -9,13 +9,16 @@ endpoint and phase, so a rerun sends on the same schedule. The first request
 leaves at offset 0. A request that cannot leave on time (the event loop was busy, or every slot
 under ``max_concurrency`` was taken) leaves as soon as it can and carries ``late_s``, how late;
 it is never quietly moved. Requests still due when the phase stops sending are counted as
-unsent. Time spent paused shifts the rest of the schedule instead of making it late.
+unsent. Time spent paused shifts the rest of the schedule instead of making it late. A ramp
+(``ramp_s``) climbs the rate linearly from 0 to the level's over the phase's first seconds,
+whatever the arrival shape, and a closed loop's slots start one after another over it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
@@ -76,13 +79,25 @@ def arrival_offsets_s(
     return shape(rate_rps, burstiness, random.Random(seed))
 
 
+def ramped(offset_s: float, ramp_s: float) -> float:
+    """Where an offset of the full-rate schedule falls when the rate climbs linearly from 0 to
+    full over ``ramp_s``: the time by which the ramp has sent as many (the expected count at
+    time t is rate * t^2 / (2 ramp_s) on the ramp, rate * (t - ramp_s / 2) after it)."""
+    if offset_s < ramp_s / 2:
+        return math.sqrt(2 * ramp_s * offset_s)
+    return offset_s + ramp_s / 2
+
+
 def phase_schedule(plan: PhasePlan, seed: str) -> list[float]:
-    """The phase's send offsets: ``plan.requests`` of them, or all that fall in ``duration_s``."""
+    """The phase's send offsets: ``plan.requests`` of them, or all that fall in ``duration_s``;
+    under ``ramp_s`` the rate climbs from 0 to the level's over its first seconds."""
     if plan.rate_rps is None:
         raise ValueError("a closed-loop phase has no arrival schedule")
-    offsets = arrival_offsets_s(
+    drawn = arrival_offsets_s(
         plan.rate_rps, plan.arrivals or "poisson", seed, plan.burstiness or 1.0
     )
+    ramp_s = plan.ramp_s
+    offsets = drawn if not ramp_s else (ramped(offset, ramp_s) for offset in drawn)
     if plan.requests is not None:
         return [next(offsets) for _ in range(plan.requests)]
     if plan.duration_s is None:

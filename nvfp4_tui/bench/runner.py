@@ -589,7 +589,13 @@ class Runner:
                     history = after(history, turn, record)
 
         slot = worker if talks is None else session_worker
-        await asyncio.gather(*(slot() for _ in range(plan.concurrency)))
+
+        async def ramped_slot(number: int) -> None:
+            if plan.ramp_s:  # slot n of N opens at n / N of the ramp: the level climbs to N
+                await asyncio.sleep(clock.real_s(plan.ramp_s * number / plan.concurrency))
+            await slot()
+
+        await asyncio.gather(*(ramped_slot(n) for n in range(plan.concurrency)))
 
     async def _open_loop(
         self,

@@ -47,6 +47,7 @@ def phase_plan(
         rate_rps=level.rate_rps,
         arrivals=run.arrivals if open_loop else None,
         burstiness=run.burstiness if open_loop and run.arrivals == "gamma" else None,
+        ramp_s=run.ramp_s,
         sweep=run.sweep is not None,
         slo_ttft_s=slo.ttft_s,
         slo_tpot_s=slo.tpot_s,

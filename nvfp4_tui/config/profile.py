@@ -296,6 +296,9 @@ class RunPlan:
     # Multi-turn conversations (``--sessions``, ``[run] sessions``): the suite SESSIONS_SUITE,
     # sent a conversation at a time per slot (``bench.sessions``).
     sessions: SessionsSpec | None = None
+    slice_s: float | None = None  # the report's time slices (``report --slice``), seconds
+    ramp_s: float | None = None  # each phase climbs to its level over its first seconds
+    trials: int = 1  # the plan run this many times, each to its own snapshot (headless)
 
 
 @dataclass(frozen=True)
@@ -682,6 +685,9 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
         workers=table.get("workers", an_int(1, MAX_WORKERS), _WORKERS, None),
         telemetry=table.get("telemetry", _telemetry, TELEMETRY_EXPECTED, None),
         sample=table.get("sample", _requests, _REQUESTS, None),
+        slice_s=table.get("slice_s", _seconds, _SECONDS, None),
+        ramp_s=table.get("ramp_s", _seconds, _SECONDS, None),
+        trials=table.get("trials", _trials, _TRIALS, 1),
         **_read_load(table),
     )
     for key, message in _plan_problems(plan):
@@ -758,6 +764,9 @@ def _sessions_spec(
 
 
 DEFAULT_TURNS = 3
+MAX_TRIALS = 100
+_trials = an_int(1, MAX_TRIALS)
+_TRIALS = f"an integer from 1 to {MAX_TRIALS}"
 _session_count = an_int(1, MAX_SESSIONS)
 _SESSION_COUNT = f"an integer from 1 to {MAX_SESSIONS}"
 _turn_count = an_int(1, MAX_TURNS)
@@ -906,6 +915,9 @@ def with_overrides(
     sessions: int | None = None,
     turns: int | None = None,
     think_s: float | None = None,
+    slice_s: float | None = None,
+    ramp_s: float | None = None,
+    trials: int | None = None,
 ) -> Profile:
     """The profile with the command line's plan options applied over its [run] table.
 
@@ -982,12 +994,20 @@ def with_overrides(
     if duration_s is not None:
         _check_option("--duration", duration_s, _seconds, _SECONDS)
         run = replace(run, duration_s=duration_s, requests=None)
-    if workers is not None:
-        _check_option("--workers", workers, an_int(1, MAX_WORKERS), _WORKERS)
-        run = replace(run, workers=workers)
-    if sample is not None:
-        _check_option("--limit", sample, _requests, _REQUESTS)
-        run = replace(run, sample=sample)
+    # Options that set one [run] key each, checked as the key is.
+    keyed: tuple[tuple[str, str, float | None, Callable[[Any], Any], str], ...] = (
+        ("--workers", "workers", workers, an_int(1, MAX_WORKERS), _WORKERS),
+        ("--limit", "sample", sample, _requests, _REQUESTS),
+        ("--slice", "slice_s", slice_s, _seconds, _SECONDS),
+        ("--ramp-s", "ramp_s", ramp_s, _seconds, _SECONDS),
+        ("--trials", "trials", trials, _trials, _TRIALS),
+    )
+    given: dict[str, Any] = {}
+    for option, key, value, check, expected in keyed:
+        if value is not None:
+            _check_option(option, value, check, expected)
+            given[key] = value
+    run = replace(run, **given)
     problems = [f"{profile.path}: run.{key}: {message}" for key, message in _plan_problems(run)]
     if problems:
         raise ConfigError([f"{line} (with the command line's options)" for line in problems])

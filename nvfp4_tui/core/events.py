@@ -78,6 +78,9 @@ class PhasePlan:
     # its mean rate
     arrivals: str | None = None
     burstiness: float | None = None  # gamma arrivals: the gaps' shape
+    # A linear ramp over the phase's first seconds: the rate climbs from 0 (open loop), or
+    # the slots start one after another (closed loop).
+    ramp_s: float | None = None
     sweep: bool = False  # a sweep step: not run once a stop rule fires below it
     slo_ttft_s: float | None = None
     slo_tpot_s: float | None = None

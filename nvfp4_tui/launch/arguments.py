@@ -110,6 +110,19 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--turns", type=int, metavar="T", help="turns per session (default 3)")
     p.add_argument(
+        "--trials",
+        type=int,
+        metavar="N",
+        help="run the plan N times (headless), then each figure's mean and 95%% interval "
+        "across the runs",
+    )
+    p.add_argument(
+        "--slice",
+        type=float,
+        metavar="S",
+        help="the report gives every phase's figures also per S seconds",
+    )
+    p.add_argument(
         "--think-s",
         type=float,
         metavar="S",
@@ -123,6 +136,13 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     )
     load = p.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=int_list, help="concurrency levels, e.g. 1,4")
+    load.add_argument(
+        "--ramp-s",
+        type=float,
+        metavar="S",
+        help="each phase climbs to its level over its first S seconds (rate from 0, or the "
+        "closed loop's slots opening one after another)",
+    )
     load.add_argument("--rate", type=rate_list, help="open loop: requests/s per level, e.g. 2,4")
     p.add_argument(
         "--arrivals",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -29,7 +30,7 @@ from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import Load, run_plans
 from nvfp4_tui.core.timing_doubt import describe_timing_doubt
 from nvfp4_tui.output.pane_json import PaneJsonLines, printing_panes
-from nvfp4_tui.store.manifest import SnapshotError
+from nvfp4_tui.store.manifest import SnapshotError, new_run_id
 from nvfp4_tui.telemetry.sampler import telemetry_for_run
 
 
@@ -107,7 +108,36 @@ async def _run_session(session: Session, panes: PaneJsonLines | None = None) -> 
 
 def run_headless(plan: LaunchPlan, out_root: Path, *, json_lines: bool = False) -> int:
     """Run without a UI: a line per finished phase and the report on stdout, or with
-    ``json_lines`` only the panes' figures (``pane_json``), everything else on stderr."""
+    ``json_lines`` only the panes' figures (``pane_json``), everything else on stderr. With
+    ``run.trials`` over 1 the plan runs that many times, each to a snapshot of its own
+    (``<run id>-trial1``...), then the trials' table; the exit code is the first failing
+    trial's."""
+    trials = plan.profile.run.trials
+    if trials == 1:
+        return _headless_once(plan, out_root, json_lines=json_lines)[0]
+    human = sys.stderr if json_lines else sys.stdout
+    base = new_run_id(plan.profile.run.name, datetime.now(UTC))
+    codes, paths = [], []
+    for trial in range(1, trials + 1):
+        print(f"trial {trial} of {trials}", file=human, flush=True)
+        code, path = _headless_once(
+            plan, out_root, json_lines=json_lines, run_id=f"{base}-trial{trial}"
+        )
+        codes.append(code)
+        if path is not None:
+            paths.append(path)
+    if len(paths) > 1:
+        from nvfp4_tui.output.trials_report import render_trials
+        from nvfp4_tui.store.reader import open_snapshot
+
+        print(render_trials([open_snapshot(path) for path in paths]), file=human, flush=True)
+    return next((code for code in codes if code != exit_codes.OK), exit_codes.OK)
+
+
+def _headless_once(
+    plan: LaunchPlan, out_root: Path, *, json_lines: bool, run_id: str | None = None
+) -> tuple[int, Path | None]:
+    """One run of the plan: its exit code and its snapshot (None when none was opened)."""
     from nvfp4_tui.output.report import print_summary
 
     plan, gpu_sources, messages = telemetry_for_run(plan)
@@ -122,12 +152,13 @@ def run_headless(plan: LaunchPlan, out_root: Path, *, json_lines: bool = False) 
         gpu_sources=gpu_sources,
         # A note can quote a server (/metrics, a GPU exporter): one safe line on the terminal.
         on_message=lambda m: print(outside_line(m, secrets=secrets), file=sys.stderr, flush=True),
+        run_id=run_id,
     )
     try:
         session.open()
     except SnapshotError as error:
         print(error, file=sys.stderr)
-        return exit_codes.USAGE
+        return exit_codes.USAGE, None
     for message in messages:
         print(outside_line(message, secrets=secrets), file=sys.stderr)
     human = sys.stderr if json_lines else sys.stdout
@@ -137,7 +168,7 @@ def run_headless(plan: LaunchPlan, out_root: Path, *, json_lines: bool = False) 
         print_summary(session.snapshot_path)
     print(result.down_summary(), end="", file=human)
     print(f"run {result.status}; snapshot: {session.snapshot_path}", file=human)
-    return result.exit_code
+    return result.exit_code, session.snapshot_path
 
 
 # Bad dataset rows named one by one on stderr; past this many a suite's are counted only.
@@ -166,6 +197,15 @@ def say_before_run(plan: LaunchPlan, stream: TextIO | None = None) -> None:
         print(line, file=stream, flush=True)
 
 
+def _trials_run_once(plan: LaunchPlan) -> None:
+    if plan.profile.run.trials > 1:
+        print(
+            f"note: [run] trials = {plan.profile.run.trials} runs only headless; "
+            "the monitor runs the plan once",
+            file=sys.stderr,
+        )
+
+
 def run_profile(
     profile: Profile, out_root: Path, *, headless: bool, json_lines: bool = False
 ) -> int:
@@ -175,6 +215,7 @@ def run_profile(
         return run_headless(plan, out_root, json_lines=json_lines)
     from nvfp4_tui.launch.ui import run_with_ui
 
+    _trials_run_once(plan)
     return run_with_ui(plan, out_root)
 
 
@@ -197,4 +238,5 @@ def run_demo(
             return run_headless(live, out_root, json_lines=json_lines)
         from nvfp4_tui.launch.ui import run_with_ui
 
+        _trials_run_once(plan)
         return run_with_ui(live, out_root)

@@ -49,11 +49,20 @@ def load_overridden(args: argparse.Namespace) -> Profile:
         sessions=args.sessions,
         turns=args.turns,
         think_s=args.think_s,
+        slice_s=args.slice,
+        ramp_s=args.ramp_s,
+        trials=args.trials,
     )
+
+
+def _trials_need_headless(args: argparse.Namespace) -> None:
+    if args.trials is not None and args.trials > 1 and not args.headless:
+        raise UsageError("--trials needs --headless: the monitor shows one run at a time")
 
 
 def run_command(args: argparse.Namespace) -> int:
     json_needs_headless(args)
+    _trials_need_headless(args)
     if args.detach:
         from nvfp4_tui.launch.detach import detach_run
 
@@ -67,6 +76,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def demo_command(args: argparse.Namespace) -> int:
     json_needs_headless(args)
+    _trials_need_headless(args)
     if args.detach:
         from nvfp4_tui.launch.detach import detach_demo
 

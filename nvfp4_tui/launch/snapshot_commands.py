@@ -7,6 +7,7 @@ part as exit 4, after its output.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -53,7 +54,16 @@ def export_command(args: argparse.Namespace) -> int:
         return said_unreadable(snapshot.path, snapshot.warnings)
 
 
+def _slice(slice_s: float, fmt: str) -> float:
+    if not (math.isfinite(slice_s) and slice_s > 0):
+        raise UsageError(f"--slice: expected seconds > 0, got {slice_s:g}")
+    if fmt not in ("text", "markdown", "json"):
+        raise UsageError(f"--slice goes with --format text, markdown or json, not {fmt}")
+    return slice_s
+
+
 def report_command(args: argparse.Namespace) -> int:
+    from nvfp4_tui.output.report import render_snapshot
     from nvfp4_tui.store.reader import open_snapshot
 
     if args.figures is not None and args.format != "markdown":
@@ -65,10 +75,23 @@ def report_command(args: argparse.Namespace) -> int:
             from nvfp4_tui.output.writeup import render_writeup
 
             text = render_writeup(snapshot, "markdown", figures_dir=args.figures)
+        elif args.slice is not None:
+            text = render_snapshot(snapshot, chosen.name, slice_s=_slice(args.slice, chosen.name))
         else:
             text = chosen.writer()(snapshot, chosen.name)
         print(text.removesuffix("\n"), flush=True)
         return said_unreadable(snapshot.path, snapshot.warnings)
+
+
+def trials_command(args: argparse.Namespace) -> int:
+    from nvfp4_tui.output.trials_report import render_trials
+    from nvfp4_tui.store.reader import open_snapshot
+
+    with usage_errors():
+        snapshots = [open_snapshot(path) for path in args.snapshots]
+        print(render_trials(snapshots, args.format), flush=True)
+        codes = [said_unreadable(s.path, s.warnings) for s in snapshots]
+        return next((code for code in codes if code != exit_codes.OK), exit_codes.OK)
 
 
 def import_command(args: argparse.Namespace) -> int:

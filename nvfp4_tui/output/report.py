@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import plotext as plt
 import polars as pl
 
 from nvfp4_tui.bench.provenance import CONFIGURATION_HEADERS, configuration_rows
@@ -51,20 +50,15 @@ from nvfp4_tui.core.slo import (
     run_plans,
 )
 from nvfp4_tui.core.timing_doubt import MODELLED_TIME, timing_doubt
-from nvfp4_tui.output.error_table import error_rows, error_table
 from nvfp4_tui.output.formats import REPORT
-from nvfp4_tui.output.lengths_table import length_rows, lengths_table
-from nvfp4_tui.output.schedule_table import open_loop_rows, schedule_table
+from nvfp4_tui.output.request_sections import SectionInput, section_json, section_tables
 from nvfp4_tui.output.server_view import server_view_rows, server_view_table
+from nvfp4_tui.output.slices_table import run_slice_s, slices_chart, time_slice_rows
 from nvfp4_tui.output.tables import Table, format_table, number_cell, table_cells
-from nvfp4_tui.output.turns_table import session_turn_rows, turns_table
+from nvfp4_tui.output.text_chart import line_chart
 from nvfp4_tui.store.reader import Snapshot, open_snapshot
 
 REPORT_FORMATS = REPORT.written_by(f"{__name__}:render_snapshot")
-CHART_WIDTH = 72
-CHART_HEIGHT = 18
-# One marker per endpoint: the chart must read without colour in a CI log.
-CHART_MARKERS = "o+x*#@%&$=~^"
 # After a throughput figure whose level never held its concurrency (figures.leaderboard).
 NOT_STEADY_MARK = "*"
 
@@ -624,10 +618,8 @@ def throughput_chart(board: Board) -> str | None:
         return None
     levels = board.level_loads()
     labels = {e.id: outside_line(e.label) for e in board.endpoints}
-    plt.clear_figure()
-    plt.theme("clear")
-    plt.plotsize(CHART_WIDTH, CHART_HEIGHT)
-    for n, endpoint_id in enumerate(board.endpoint_ids):
+    lines = []
+    for endpoint_id in board.endpoint_ids:
         points = [
             (x, tps)
             for x, load in enumerate(levels, 1)
@@ -636,16 +628,14 @@ def throughput_chart(board: Board) -> str | None:
         if not points:
             continue
         xs, ys = zip(*points, strict=True)
-        marker = CHART_MARKERS[n % len(CHART_MARKERS)]
-        label = labels.get(endpoint_id) or outside_line(endpoint_id)
-        plt.plot(list(xs), list(ys), label=label, marker=marker)
-    plt.xticks(list(range(1, len(levels) + 1)), [load.label for load in levels])
-    plt.title(f"Aggregate throughput vs {load_axis(levels)}")
-    plt.xlabel(load_axis(levels))
-    plt.ylabel("tok/s")
-    text = plt.uncolorize(plt.build())
-    plt.clear_figure()
-    return "\n".join(line.rstrip() for line in text.splitlines())
+        lines.append((labels.get(endpoint_id) or outside_line(endpoint_id), xs, ys))
+    return line_chart(
+        lines,
+        title=f"Aggregate throughput vs {load_axis(levels)}",
+        xlabel=load_axis(levels),
+        ylabel="tok/s",
+        xticks=(list(range(1, len(levels) + 1)), [load.label for load in levels]),
+    )
 
 
 def doubt_table(events: Sequence[Event], endpoints: Sequence[EndpointInfo]) -> Table | None:
@@ -696,7 +686,11 @@ def snapshot_board(snapshot: Snapshot) -> Board:
 
 
 def report_tables(
-    snapshot: Snapshot, *, detail: bool = True, score_name: str | None = None
+    snapshot: Snapshot,
+    *,
+    detail: bool = True,
+    score_name: str | None = None,
+    slice_s: float | None = None,
 ) -> list[Table]:
     """The seed's tables, then (with ``detail``) the VRAM table and the full leaderboard; every
     cell safe to print (``tables.table_cells``), as the JSON and Markdown exports write them."""
@@ -707,14 +701,7 @@ def report_tables(
     doubts = doubt_table(events, board.endpoints)
     if doubts is not None:
         tables.append(doubts)
-    if errors := error_rows(snapshot.requests(), board.endpoints):
-        tables.append(error_table(errors, board.endpoints))
-    if lengths := length_rows(snapshot.requests(), events, board.endpoints):
-        tables.append(lengths_table(lengths, board.endpoints))
-    if schedule := open_loop_rows(snapshot.requests(), events, board.endpoints):
-        tables.append(schedule_table(schedule, board.endpoints))
-    if turns := session_turn_rows(snapshot.requests(), board.endpoints):
-        tables.append(turns_table(turns, board.endpoints))
+    tables += section_tables(_sections_of(snapshot, events, board.endpoints, slice_s))
     server_view = snapshot_server_view(snapshot)
     if server_view:
         tables.append(server_view_table(server_view, board.endpoints))
@@ -751,8 +738,24 @@ def read_in_part_note(snapshot: Snapshot) -> str:
     )
 
 
+def _sections_of(
+    snapshot: Snapshot,
+    events: Sequence[Event],
+    endpoints: Sequence[EndpointInfo],
+    slice_s: float | None,
+) -> SectionInput:
+    """The sections' input; time slices as asked, else as the run's profile asked."""
+    chosen = slice_s if slice_s is not None else run_slice_s(snapshot.manifest)
+    return SectionInput(snapshot.requests(), events, endpoints, chosen)
+
+
 def render_snapshot(
-    snapshot: Snapshot, fmt: str = "text", *, detail: bool = True, score_name: str | None = None
+    snapshot: Snapshot,
+    fmt: str = "text",
+    *,
+    detail: bool = True,
+    score_name: str | None = None,
+    slice_s: float | None = None,
 ) -> str:
     """The report of an open snapshot: ``text`` (tables and a chart), ``markdown`` or ``json``."""
     if fmt not in REPORT_FORMATS:
@@ -761,11 +764,8 @@ def render_snapshot(
         board = snapshot_board(snapshot)
         rows = [*leaderboard_json(board, score_name), *benchmark_json(board)]
         rows += load_json_rows(snapshot.report_events())
-        rows += [row.json() for row in error_rows(snapshot.requests(), board.endpoints)]
         events = snapshot.report_events()
-        rows += [row.json() for row in length_rows(snapshot.requests(), events, board.endpoints)]
-        rows += [r.json() for r in open_loop_rows(snapshot.requests(), events, board.endpoints)]
-        rows += [row.json() for row in session_turn_rows(snapshot.requests(), board.endpoints)]
+        rows += section_json(_sections_of(snapshot, events, board.endpoints, slice_s))
         rows += [row.json() for row in snapshot_server_view(snapshot)]
         rows += metric_stats_json(metric_stats_of(snapshot.requests(), snapshot.report_events()))
         return json.dumps(rows, indent=1)
@@ -773,12 +773,15 @@ def render_snapshot(
     parts = [] if not snapshot.warnings else [read_in_part_note(snapshot)]
     parts += [
         format_table(headers, body, title=title, markdown=markdown)
-        for title, headers, body in report_tables(snapshot, detail=detail, score_name=score_name)
+        for title, headers, body in report_tables(
+            snapshot, detail=detail, score_name=score_name, slice_s=slice_s
+        )
     ]
     if detail and not markdown:
-        chart = throughput_chart(snapshot_board(snapshot))
-        if chart is not None:
-            parts.append(chart)
+        board = snapshot_board(snapshot)
+        given = _sections_of(snapshot, snapshot.report_events(), board.endpoints, slice_s)
+        charts = [throughput_chart(board), slices_chart(time_slice_rows(given), board.endpoints)]
+        parts += [chart for chart in charts if chart is not None]
     return "\n\n".join(parts)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from nvfp4_tui.store.reader import open_snapshot
 from tests.real_servers import servers, tool
 from tests.real_servers.servers import RunningServer
 from tests.support.wire_tap import Exchange, WireTap
@@ -189,3 +190,25 @@ def test_sessions_send_their_history_and_vllm_caches_it(
     assert after[tool.PREFIX_HITS] - before[tool.PREFIX_HITS] >= 4 * 16  # turns 2 and 3
     turn_rows = [r for r in tool.report_rows(ran.snapshot) if r.get("kind") == "turns"]
     assert [r["turn"] for r in turn_rows] == [1, 2, 3]
+
+
+def test_a_ramped_plan_in_two_trials_sliced(vllm: RunningServer, tmp_path: Path) -> None:
+    """--ramp-s, --trials and --slice against vLLM: two snapshots, each phase's slices adding
+    up to its rows, and the trials' table over both."""
+    profile = tool.write_profile(
+        tmp_path / "profile.toml", vllm.url, suites=["english"], concurrency=[2]
+    )
+    out = tmp_path / "out"
+    args = ["--ramp-s", "1", "--trials", "2", "--slice", "2", "--headless", "--out", str(out)]
+    done = tool.cli("run", str(profile), *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Trials: each figure's mean over 2 runs" in done.stdout
+    snapshots = sorted(out.iterdir())
+    assert [p.name.rsplit("-", 1)[1] for p in snapshots] == ["trial1", "trial2"]
+    for path in snapshots:
+        report = tool.cli("report", str(path), "--format", "json", timeout_s=120)
+        rows = json.loads(report.stdout)
+        sliced = [r for r in rows if r.get("kind") == "slice"]
+        requests = open_snapshot(path).requests()
+        assert sum(r["requests"] for r in sliced) == requests.height > 0
+        assert {r["slice_s"] for r in sliced} == {2.0}  # the run's own slice, from its profile

@@ -1,0 +1,60 @@
+"""The report's tables that one figure of ``core.figures`` makes from the requests and the run's
+events: the rows (each with its ``json()`` for ``report --format json``) and the table that
+formats them, in the order the report shows them. Adding such a table is its module (rows and
+table) and one line in ``SECTIONS``: the text and Markdown report and the JSON read this list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import polars as pl
+
+from nvfp4_tui.core.events import EndpointInfo, Event
+from nvfp4_tui.output.error_table import error_rows, error_table
+from nvfp4_tui.output.lengths_table import length_rows, lengths_table
+from nvfp4_tui.output.schedule_table import open_loop_rows, schedule_table
+from nvfp4_tui.output.slices_table import slices_table, time_slice_rows
+from nvfp4_tui.output.tables import Table
+from nvfp4_tui.output.turns_table import session_turn_rows, turns_table
+
+
+class JsonRow(Protocol):
+    def json(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class SectionInput:
+    requests: pl.DataFrame
+    events: Sequence[Event]
+    endpoints: Sequence[EndpointInfo]
+    slice_s: float | None = None  # time slices asked for (report --slice, [run] slice_s)
+
+
+@dataclass(frozen=True)
+class RequestSection:
+    rows: Callable[[SectionInput], Sequence[JsonRow]]  # none: the table is left out
+    table: Callable[[Any, Sequence[EndpointInfo]], Table]
+
+
+SECTIONS: tuple[RequestSection, ...] = (
+    RequestSection(lambda s: error_rows(s.requests, s.endpoints), error_table),
+    RequestSection(lambda s: length_rows(s.requests, s.events, s.endpoints), lengths_table),
+    RequestSection(lambda s: open_loop_rows(s.requests, s.events, s.endpoints), schedule_table),
+    RequestSection(lambda s: session_turn_rows(s.requests, s.endpoints), turns_table),
+    RequestSection(time_slice_rows, slices_table),
+)
+
+
+def section_tables(given: SectionInput) -> list[Table]:
+    tables = []
+    for section in SECTIONS:
+        if rows := section.rows(given):
+            tables.append(section.table(rows, given.endpoints))
+    return tables
+
+
+def section_json(given: SectionInput) -> list[dict[str, Any]]:
+    return [row.json() for section in SECTIONS for row in section.rows(given)]
