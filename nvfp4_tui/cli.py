@@ -161,6 +161,7 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
     trials = sub.add_parser("trials", help="each figure's mean and 95% interval over runs")
     trials.add_argument("snapshots", type=Path, nargs="+", metavar="SNAPSHOT")
     trials.add_argument("--format", default="text", choices=("text", "markdown", "json"))
+    trials.add_argument("--versus", type=Path, nargs="+", metavar="SNAPSHOT", default=[])
 
     legacy = sub.add_parser("import", help="turn the seed script's benchmark JSON into a snapshot")
     legacy.add_argument("legacy", type=Path, metavar="LEGACY.json")

@@ -89,8 +89,9 @@ def trials_command(args: argparse.Namespace) -> int:
 
     with usage_errors():
         snapshots = [open_snapshot(path) for path in args.snapshots]
-        print(render_trials(snapshots, args.format), flush=True)
-        codes = [said_unreadable(s.path, s.warnings) for s in snapshots]
+        versus = [open_snapshot(path) for path in args.versus]
+        print(render_trials(snapshots, args.format, versus), flush=True)
+        codes = [said_unreadable(s.path, s.warnings) for s in [*snapshots, *versus]]
         return next((code for code in codes if code != exit_codes.OK), exit_codes.OK)
 
 

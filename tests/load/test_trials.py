@@ -11,6 +11,8 @@ import pytest
 
 from nvfp4_tui.cli import main
 from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides
+from nvfp4_tui.core.figures.trials import TRIAL_FIGURES, TrialChange, TrialRow, trial_changes
+from nvfp4_tui.core.slo import Load
 from nvfp4_tui.core.stats import t_quantile_975
 from nvfp4_tui.output.report import snapshot_board
 from nvfp4_tui.output.trials_report import render_trials
@@ -62,3 +64,34 @@ def test_a_demo_of_three_trials_writes_three_snapshots_and_their_spread(
     assert decode["ci95_half"] == pytest.approx(t_quantile_975(2) * sd / math.sqrt(3))
     assert main(["trials", *map(str, paths)]) == 0
     assert "Trials: each figure's mean over 3 runs" in capsys.readouterr().out
+
+
+def _row(values: tuple[float, ...]) -> TrialRow:
+    return TrialRow("a", "s", Load("concurrency", 1.0), TRIAL_FIGURES[0], values, len(values))
+
+
+def test_two_sets_of_trials_differ_only_past_their_spread() -> None:
+    steady = _row((100.0, 101.0, 99.0))
+    faster = TrialChange(steady, _row((110.0, 111.0, 109.0)))
+    assert faster.relative == pytest.approx(0.10) and faster.significant is True
+    # The same shift, but runs that scatter by ±15: not told apart from 3 runs each.
+    noisy = TrialChange(_row((85.0, 100.0, 115.0)), _row((95.0, 110.0, 125.0)))
+    assert noisy.significant is False
+    assert TrialChange(_row((100.0,)), steady).significant is None  # one run: no spread
+    (change,) = trial_changes([steady], [_row((110.0, 111.0, 109.0))])
+    assert change.json()["kind"] == "trial_change" and change.json()["b_n"] == 3
+
+
+def test_the_trials_command_sets_two_sets_side_by_side(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["demo", "--headless", "--suites", "math", "--concurrency", "1", "--requests", "1"]
+    for name in ("a", "b"):
+        out = tmp_path / name
+        assert main([*args, "--time-scale", "20", "--out", str(out), "--trials", "2"]) == 0
+    capsys.readouterr()
+    a, b = (sorted(str(p) for p in (tmp_path / name).iterdir()) for name in ("a", "b"))
+    assert main(["trials", *a, "--versus", *b, "--format", "json"]) == 0
+    changes = json.loads(capsys.readouterr().out)
+    assert changes and {c["kind"] for c in changes} == {"trial_change"}
+    assert {(c["a_n"], c["b_n"]) for c in changes if c["figure"] == "TTFT s p50"} == {(2, 2)}

@@ -84,3 +84,60 @@ def trial_rows(trials: Sequence[Sequence[LeaderRow]]) -> list[TrialRow]:
         for (endpoint_id, suite, load), rows in cells.items()
         for figure in TRIAL_FIGURES
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class TrialChange:
+    """One figure of one cell in two sets of trials (A, then B)."""
+
+    a: TrialRow
+    b: TrialRow
+
+    @property
+    def relative(self) -> float | None:
+        """(B − A) / A of the trial means."""
+        a, b = self.a.mean, self.b.mean
+        return None if a is None or b is None or a == 0 else (b - a) / abs(a)
+
+    @property
+    def significant(self) -> bool | None:
+        """Whether the means differ at the 95% level by Welch's t-test (two-sided); None with
+        fewer than two trials on a side."""
+        na, nb = len(self.a.values), len(self.b.values)
+        sa, sb = std(self.a.values, ddof=1), std(self.b.values, ddof=1)
+        ma, mb = self.a.mean, self.b.mean
+        if sa is None or sb is None or ma is None or mb is None:
+            return None
+        va, vb = sa * sa / na, sb * sb / nb
+        if va + vb == 0:
+            return ma != mb
+        # Welch-Satterthwaite degrees of freedom, rounded down: the interval errs wide.
+        df = (va + vb) ** 2 / (va * va / (na - 1) + vb * vb / (nb - 1))
+        return abs(mb - ma) > t_quantile_975(max(1, math.floor(df))) * math.sqrt(va + vb)
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "kind": "trial_change",
+            "endpoint": self.a.endpoint_id,
+            "suite": self.a.suite,
+            "load": self.a.load.label,
+            "figure": self.a.figure.name,
+            "a_mean": self.a.mean,
+            "a_ci95_half": self.a.ci95_half,
+            "a_n": len(self.a.values),
+            "b_mean": self.b.mean,
+            "b_ci95_half": self.b.ci95_half,
+            "b_n": len(self.b.values),
+            "relative": self.relative,
+            "significant": self.significant,
+        }
+
+
+def trial_changes(a: Sequence[TrialRow], b: Sequence[TrialRow]) -> list[TrialChange]:
+    """The cells and figures both sets measured, in A's order."""
+    in_b = {(r.endpoint_id, r.suite, r.load, r.figure.name): r for r in b}
+    return [
+        TrialChange(row, other)
+        for row in a
+        if (other := in_b.get((row.endpoint_id, row.suite, row.load, row.figure.name)))
+    ]
