@@ -285,8 +285,8 @@ BAD_SUITES = [
         "expected-call-to-unknown-tool",
         TOOL_SUITE.replace('name = "get_weather"\narguments', 'name = "get_wether"\narguments'),
         [
-            "prompt[0].expected_calls[0].name: no tool named 'get_wether'; "
-            "did you mean 'get_weather'?"
+            'prompt[0].expected_calls[0].name: no tool named "get_wether"; '
+            'did you mean "get_weather"?'
         ],
     ),
     (

@@ -112,12 +112,22 @@ def unfilled_levels(plans: Sequence[PhasePlan], suites: Mapping[str, Suite]) -> 
     lines: dict[tuple[str, int], str] = {}
     for plan in plans:
         count, level = plan.requests, plan.concurrency
-        if plan.rate_rps is not None or count is None or count >= level:
+        suite = suites[plan.suite]
+        # A session slot holds a conversation: the conversations must fill the level.
+        held = suite.sessions.sessions if suite.sessions is not None else count
+        if plan.rate_rps is not None or held is None or held >= level:
             continue
-        prompts = len(suites[plan.suite].prompts)
+        if suite.sessions is not None:
+            lines[(plan.suite, level)] = (
+                f"warning: phase {plan.suite} c={level}: {held} conversation"
+                f"{'s' * (held != 1)}, too few to hold {level} in flight, so it never runs at "
+                f"full load; --sessions {level} fills it"
+            )
+            continue
+        prompts = len(suite.prompts)
         lines[(plan.suite, level)] = (
-            f"warning: phase {plan.suite} c={level}: its plan has {count} "
-            f"request{'s' * (count != 1)} ({prompts} prompt{'s' * (prompts != 1)}), too few "
+            f"warning: phase {plan.suite} c={level}: its plan has {held} "
+            f"request{'s' * (held != 1)} ({prompts} prompt{'s' * (prompts != 1)}), too few "
             f"to hold {level} in flight, so it never runs at full load; "
             f"--requests {-(-level // prompts)} or --duration fills it"
         )

@@ -61,7 +61,7 @@ def trace_phase_plan(endpoint_id: str, suite: Suite, run: RunPlan, slo: SloTarge
     ``max_concurrency``), its level the trace's mean rate; no sweep climbs it."""
     count = len(suite.prompts)
     span_s = max((p.at_s or 0.0) for p in suite.prompts)
-    rate = count / span_s if span_s > 0 else float(count)
+    rate = (count - 1) / span_s if span_s > 0 else float(count)  # its gaps over its span
     return PhasePlan(
         endpoint_id,
         suite.name,

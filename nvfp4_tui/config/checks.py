@@ -52,7 +52,15 @@ from typing import Any, Literal, get_args
 
 from jsonschema import Draft202012Validator, SchemaError
 
-from nvfp4_tui.config.tomlcheck import Table, a_list_of, a_number, a_string, an_int, one_of
+from nvfp4_tui.config.tomlcheck import (
+    Table,
+    a_list_of,
+    a_number,
+    a_string,
+    an_int,
+    one_of,
+    shortened,
+)
 
 ScorerName = Literal["math", "code_tests", "tool_schema", "japanese", "coverage", "choice"]
 SCORER_NAMES: tuple[ScorerName, ...] = get_args(ScorerName)
@@ -306,5 +314,6 @@ def check_tool_schemas(prompt: Table, tools: tuple[dict[str, Any], ...] | None) 
             where = "/".join(str(p) for p in e.path) or "parameters"
             prompt.problems.add(
                 f"{prompt.key}.tools[{i}].function.parameters",
-                f"not a valid JSON Schema at {where}: {e.message}",
+                # The library's message quotes the schema: shortened, as show() shortens.
+                f"not a valid JSON Schema at {shortened(where)}: {shortened(e.message)}",
             )

@@ -82,9 +82,14 @@ def _suites_of(profile: Profile) -> dict[str, Suite]:
     if run.synthetic is not None:
         made[SYNTHETIC_SUITE] = synthetic_suite(run.synthetic, path=profile.path)
     if run.trace is not None:
-        made[TRACE_SUITE] = trace_suite(run.trace, f"{profile.path}: run.trace")
+        made[TRACE_SUITE] = trace_suite(run.trace, run.trace.origin)
     if run.sessions is not None:
         made[SESSIONS_SUITE] = sessions_suite(run.sessions, profile.path)
     read = [name for name in run.suites if name not in made]
     suites = {**load_suites(profile.suite_dirs, read, sample), **made}
-    return {name: suites[name].sampled(run.sample, run.seed) for name in run.suites}
+    # A sample would cut a trace's schedule or a conversation's turns: those run whole.
+    whole = {TRACE_SUITE, SESSIONS_SUITE}
+    return {
+        name: suites[name] if name in whole else suites[name].sampled(run.sample, run.seed)
+        for name in run.suites
+    }

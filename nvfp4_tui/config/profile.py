@@ -592,6 +592,10 @@ def _plan_problems(run: RunPlan) -> list[tuple[str, str]]:
         )
     if run.duration_s is not None and run.warmup_s + run.cooldown_s >= run.duration_s:
         problems.append(("cooldown_s", "warmup_s + cooldown_s must be shorter than duration_s"))
+    if run.sessions is not None and run.rate_rps:
+        problems.append(
+            ("sessions", "a conversation is the unit of concurrency: use concurrency, not rate")
+        )
     levels = run.rate_rps or run.concurrency
     if run.sweep is not None and list(levels) != sorted(set(levels)):
         key = "rate" if run.rate_rps else "concurrency"
@@ -720,10 +724,15 @@ def _read_trace(table: Table, path: Path) -> TraceSpec | None:
     name = table.get("trace", a_string, "a JSONL file (relative to this one)", None)
     if name is None:
         for key in ("trace_speedup", "trace_block_tokens"):
-            if key in table.data:
+            if key in table.data and "trace" not in table.data:
                 table.problems.add(f"{table.key}.{key}", "only applies with trace")
         return None
-    return TraceSpec(path.parent / name, speedup or 1.0, block_tokens or MOONCAKE_BLOCK_TOKENS)
+    return TraceSpec(
+        path.parent / name,
+        speedup or 1.0,
+        block_tokens or MOONCAKE_BLOCK_TOKENS,
+        origin=f"{path}: {table.key}.trace",
+    )
 
 
 _speedup = a_number(above=0, maximum=MAX_SPEEDUP)
@@ -741,7 +750,7 @@ def _read_sessions(table: Table) -> SessionsSpec | None:
     turn_osl = table.get("turn_osl", _turn_tokens, _TURN_TOKENS, None)
     if count is None:
         for key in ("turns", "think_s", "turn_isl", "turn_osl"):
-            if key in table.data:
+            if key in table.data and "sessions" not in table.data:
                 table.problems.add(f"{table.key}.{key}", "only applies with sessions")
         return None
     return _sessions_spec(count, turns, think_s, turn_isl, turn_osl)
@@ -775,6 +784,28 @@ _think = a_number(0, maximum=MAX_THINK_S)
 _THINK = f"seconds from 0 to {MAX_THINK_S:g}"
 _turn_tokens = an_int(1, MAX_TOKENS)
 _TURN_TOKENS = f"an integer from 1 to {MAX_TOKENS}"
+
+
+def _sessions_over(
+    spec: SessionsSpec | None, sessions: int | None, turns: int | None, think_s: float | None
+) -> SessionsSpec:
+    """The profile's sessions with what the command line gave over them."""
+    base = spec or _sessions_spec(sessions or 1, None, None)
+    return replace(
+        base,
+        sessions=base.sessions if sessions is None else sessions,
+        turns=base.turns if turns is None else turns,
+        think_s=base.think_s if think_s is None else think_s,
+    )
+
+
+def _trace_over(spec: TraceSpec | None, path: Path, speedup: float | None) -> TraceSpec:
+    """``--trace PATH``, keeping the profile's speed-up and block size unless given."""
+    if str(path).strip() in ("", "."):
+        raise ConfigError(["--trace: expected a JSONL file, got an empty path"])
+    base = spec or TraceSpec(path)
+    chosen = base.speedup if speedup is None else speedup
+    return replace(base, path=path, speedup=chosen, origin="--trace")
 
 
 def _with_made(
@@ -815,7 +846,9 @@ def _read_load(table: Table) -> dict[str, Any]:
             "set either concurrency (closed loop) or rate (open loop), not both",
         )
     for key in ("arrivals", "burstiness", "max_concurrency"):
-        if key in table.data and not open_loop:
+        # A trace is an open loop of its own: max_concurrency caps it too.
+        applies = open_loop or (key == "max_concurrency" and "trace" in table.data)
+        if key in table.data and not applies:
             table.problems.add(f"{table.key}.{key}", "only applies with rate (an open loop)")
     if "burstiness" in table.data and table.data.get("arrivals") != "gamma":
         table.problems.add(f"{table.key}.burstiness", 'only applies with arrivals = "gamma"')
@@ -943,20 +976,14 @@ def with_overrides(
             _check_option(option, value, check, expected)
     if sessions is None and (turns is not None or think_s is not None):
         if run.sessions is None:
-            raise ConfigError(["--turns, --think-s: only apply with sessions (--sessions N)"])
-        run = replace(
-            run,
-            sessions=replace(
-                run.sessions,
-                turns=turns or run.sessions.turns,
-                think_s=think_s or run.sessions.think_s,
-            ),
-        )
+            option = "--turns" if turns is not None else "--think-s"
+            raise ConfigError([f"{option}: only applies with sessions (--sessions N)"])
+        run = replace(run, sessions=_sessions_over(run.sessions, None, turns, think_s))
     if synthetic is not None or trace is not None or sessions is not None:
         # The suites given beside them, else none but them.
         recipe = None if synthetic is None else parse_synthetic(synthetic, "--synthetic")
-        replay = None if trace is None else TraceSpec(trace, trace_speedup or 1.0)
-        talks = None if sessions is None else _sessions_spec(sessions, turns, think_s)
+        replay = None if trace is None else _trace_over(run.trace, trace, trace_speedup)
+        talks = None if sessions is None else _sessions_over(run.sessions, sessions, turns, think_s)
         run = replace(
             run,
             synthetic=recipe,

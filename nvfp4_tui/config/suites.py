@@ -321,8 +321,9 @@ def _read_expected_call(table: Table, tools: dict[str, dict[str, Any]]) -> Expec
     tool = tools.get(name) if name else None
     if name and tool is None and tools:
         close = difflib.get_close_matches(name, sorted(tools), n=1)
-        hint = f"did you mean {close[0]!r}?" if close else f"tools: {', '.join(tools)}"
-        table.problems.add(f"{table.key}.name", f"no tool named {name!r}; {hint}")
+        # Names come from the file: each shown shortened, so the line stays one short line.
+        hint = f"did you mean {show(close[0])}?" if close else f"tools: {show(', '.join(tools))}"
+        table.problems.add(f"{table.key}.name", f"no tool named {show(name)}; {hint}")
     parameter_names = _parameter_names(tool) if tool else None
     arguments = _read_arguments(table.table("arguments"), parameter_names)
     table.finish()

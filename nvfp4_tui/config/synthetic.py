@@ -278,6 +278,13 @@ def parse_synthetic(text: str, where: str) -> Synthetic:
     keys.read.update(_OPTION_KEYS)
     keys.finish()
     problems.raise_if_any()
+    for side in _SIDES:  # what a table would not let through, said in the line's own keys
+        dist = flat.get(f"{side}_dist", flat.get("dist"))
+        if dist == "histogram":
+            problems.add(side, "dist=histogram needs lengths and weights: write it in a suite file")
+        elif dist == "uniform" and side in flat:
+            problems.add(side, f"not used with dist=uniform: give {side}_min and {side}_max alone")
+    problems.raise_if_any()
     nested: dict[str, Any] = {k: flat[k] for k in ("prompts", "seed", "ignore_eos") if k in flat}
     for side in _SIDES:
         shape = {

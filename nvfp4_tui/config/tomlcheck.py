@@ -34,6 +34,12 @@ def _escaped(text: str) -> str:
     return _LINE_BREAKING.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def shortened(text: str, limit: int = 160) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    text = _escaped(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def show(value: Any) -> str:
     """A value as the user wrote it in TOML, shortened, on one line whatever it holds."""
     # JSON leaves C1 controls (NEL, CSI) and Unicode line separators raw: escape them too.

@@ -19,7 +19,7 @@ the field: a trace is a schedule, and a gap in it would misplace every later sen
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ TRACE_ARRIVALS = "trace"  # its phase's arrivals: the trace's own send times
 MOONCAKE_BLOCK_TOKENS = 512
 MAX_BLOCK_TOKENS = 1 << 16
 MAX_SPEEDUP = 1e6
+MAX_SPAN_S = 7 * 86400.0  # a replay longer than a week (sped up) is a unit mistake
 _MAX_PROBLEMS = 10  # lines named before "and N more"
 # Each format's fields: send time (and its unit in seconds), input and output tokens.
 _FORMATS = (
@@ -48,6 +49,8 @@ class TraceSpec:
     speedup: float = 1.0
     block_tokens: int = MOONCAKE_BLOCK_TOKENS
     ignore_eos: bool = True  # ask for each output length exactly, as synthetic prompts do
+    # Where it was named, for its errors: the option, or the profile's key.
+    origin: str = field(default="--trace", compare=False)
 
 
 @dataclass(frozen=True)
@@ -127,4 +130,13 @@ def read_trace(spec: TraceSpec, where: str) -> list[TraceLine]:
         raise ConfigError([f"{where}: {line}" for line in shown])
     read.sort(key=lambda line: line[0])  # stable: lines sent at one time keep the file's order
     first = read[0][0]
+    span_s = (read[-1][0] - first) / spec.speedup
+    if span_s > MAX_SPAN_S:
+        raise ConfigError(
+            [
+                f"{where}: {spec.path}: line {read[-1][2].line}: sent {span_s / 86400:.0f} days "
+                f"after the first line (speed-up {spec.speedup:g}); expected a replay of at most "
+                f"{MAX_SPAN_S / 86400:.0f} days: a timestamp in seconds, not milliseconds?"
+            ]
+        )
     return [TraceLine((at - first) / spec.speedup, asked, blocks) for at, asked, blocks in read]

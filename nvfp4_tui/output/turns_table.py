@@ -18,23 +18,39 @@ TURNS_TITLE = (
 
 
 def session_turn_rows(requests: pl.DataFrame, endpoints: Sequence[EndpointInfo]) -> list[TurnRow]:
-    """None when the run had no sessions; errors left out."""
+    """None when the run had no sessions."""
     if "turn" not in requests.columns:
         return []
-    answered = requests.filter((pl.col("status") != "error") & pl.col("turn").is_not_null()).select(
-        "endpoint_id", "turn", "ttft_s", "tokens_in"
+    sent = requests.filter(pl.col("turn").is_not_null()).select(
+        "endpoint_id",
+        "concurrency",
+        "turn",
+        pl.col("status") == "error",
+        "ttft_s",
+        "tokens_in",
     )
-    return turn_rows(answered.iter_rows(), tuple(e.id for e in endpoints))
+    return turn_rows(sent.iter_rows(), tuple(e.id for e in endpoints))
 
 
 def turns_table(rows: Sequence[TurnRow], endpoints: Sequence[EndpointInfo]) -> Table:
     labels = {e.id: e.label for e in endpoints}
-    headers = ["endpoint", "turn", "requests", "TTFT ms mean", "TTFT ms p50", "input tokens mean"]
+    headers = [
+        "endpoint",
+        "load",
+        "turn",
+        "requests",
+        "errors",
+        "TTFT ms mean",
+        "TTFT ms p50",
+        "input tokens mean",
+    ]
     body = [
         [
             labels.get(r.endpoint_id, r.endpoint_id),
+            f"c={r.concurrency}",
             str(r.turn),
             str(r.requests),
+            str(r.errors),
             ms_cell(r.ttft_mean_s),
             ms_cell(r.ttft_p50_s),
             number_cell(r.tokens_in_mean, ".1f"),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.bench.runner import Runner, plan_phases
+from nvfp4_tui.bench.runner import Runner, plan_phases, unfilled_levels
 from nvfp4_tui.bench.sessions import after, conversations, with_history
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides, with_urls
@@ -45,7 +45,7 @@ def test_the_profile_and_the_command_line_plan_sessions(tmp_path: Path) -> None:
     assert cli.run.suites == (SESSIONS_SUITE,) and cli.run.sessions == SessionsSpec(4, 5)
     longer = with_overrides(profile, think_s=2.0)
     assert longer.run.sessions == SessionsSpec(3, 2, 2.0, turn_osl=8)
-    with pytest.raises(ConfigError, match="only apply with sessions"):
+    with pytest.raises(ConfigError, match="--turns: only applies with sessions"):
         with_overrides(load_profile(_profile(tmp_path / "c")), turns=2)
     with pytest.raises(ConfigError, match="--sessions"):
         with_overrides(profile, sessions=0)
@@ -124,3 +124,28 @@ def test_sessions_run_turn_after_turn_with_the_history_growing(tmp_path: Path) -
     means = [r["input_tokens_mean"] for r in turn_rows]
     assert means == sorted(means) and means[0] < means[-1]
     assert "Multi-turn sessions by turn" in render(snapshot, "text")
+
+
+def test_sessions_keep_their_shape_under_other_options(tmp_path: Path) -> None:
+    """What a hostile review found: a rate, a sample and a bare --sessions must not turn
+    conversations into single requests or drop the profile's settings."""
+    path = _profile(tmp_path, "sessions = 3\nturns = 4\nthink_s = 0.5\nturn_isl = 16")
+    profile = load_profile(path)
+    with pytest.raises(ConfigError, match=r"run\.sessions: a conversation is the unit"):
+        with_overrides(profile, rate_rps=(2.0,))
+    more = with_overrides(profile, sessions=5)
+    assert more.run.sessions == SessionsSpec(5, 4, 0.5, turn_isl=16)
+    assert with_overrides(profile, think_s=0.0).run.sessions == SessionsSpec(3, 4, 0.0, 16)
+    sampled = plan_run(with_overrides(profile, sample=2))
+    assert len(sampled.suites[SESSIONS_SUITE].prompts) == 12  # every turn of every session
+    assert len(sampled.suites["essay"].prompts) == 1
+
+
+def test_a_level_the_conversations_cannot_fill_says_so(tmp_path: Path) -> None:
+    plan = plan_run(load_profile(_profile(tmp_path, "sessions = 2\nturns = 3\nconcurrency = [4]")))
+    assert unfilled_levels(plan_phases(plan.profile, plan.suites), plan.suites) == [
+        "warning: phase essay c=4: its plan has 2 requests (1 prompt), too few to hold 4 in "
+        "flight, so it never runs at full load; --requests 4 or --duration fills it",
+        f"warning: phase {SESSIONS_SUITE} c=4: 2 conversations, too few to hold 4 in flight, so "
+        "it never runs at full load; --sessions 4 fills it",
+    ]

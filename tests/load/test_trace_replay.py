@@ -129,7 +129,7 @@ def test_the_trace_is_one_open_loop_phase_whatever_the_levels(tmp_path: Path) ->
     phases = plan_phases(plan.profile, plan.suites)
     assert [(p.suite, p.concurrency, p.rate_rps) for p in phases] == [
         ("essay", 1, None),
-        (TRACE_SUITE, 0, 12.5),  # 5 requests over 0.4 s
+        (TRACE_SUITE, 0, 10.0),  # 4 gaps over 0.4 s
         ("essay", 4, None),
     ]
     trace_plan = phases[1]
@@ -178,3 +178,36 @@ def test_without_hash_ids_nothing_is_shared(tmp_path: Path) -> None:
     lines = [{**line, "hash_ids": []} for line in _shared(6)]
     _, stats, _ = _replay(tmp_path, lines)
     assert stats["prefix_hits"] == 0
+
+
+def test_trace_errors_name_where_it_was_given_and_keep_the_profiles_settings(
+    tmp_path: Path,
+) -> None:
+    _mooncake(tmp_path / "t.jsonl", _shared(3))
+    path = _profile(
+        tmp_path,
+        'trace = "t.jsonl"\ntrace_speedup = 4\ntrace_block_tokens = 16\nmax_concurrency = 2',
+    )
+    profile = load_profile(path)
+    assert profile.run.max_concurrency == 2  # a trace is an open loop: the cap applies
+    other = _mooncake(tmp_path / "u.jsonl", _shared(2))
+    given = with_overrides(profile, trace=other)
+    assert given.run.trace == TraceSpec(other, 4.0, 16)
+    (tmp_path / "t.jsonl").write_text('{"at_s": "x"}\n')
+    with pytest.raises(ConfigError) as raised:
+        plan_run(profile)
+    assert raised.value.problems[0].startswith(f"{path}: run.trace: {tmp_path / 't.jsonl'}: line 1")
+    with pytest.raises(ConfigError) as raised:
+        plan_run(with_overrides(profile, trace=tmp_path / "none.jsonl"))
+    assert raised.value.problems == [f"--trace: {tmp_path / 'none.jsonl'}: file not found"]
+    with pytest.raises(ConfigError, match="--trace: expected a JSONL file"):
+        with_overrides(profile, trace=Path(""))
+
+
+def test_a_trace_spanning_more_than_a_week_is_a_unit_mistake(tmp_path: Path) -> None:
+    path = _mooncake(
+        tmp_path / "t.jsonl",
+        [{**line, "timestamp": t} for line, t in zip(_shared(2), (0, 10**14), strict=True)],
+    )
+    with pytest.raises(ConfigError, match=r"line 2: sent \d+ days after the first line"):
+        trace_suite(TraceSpec(path))
