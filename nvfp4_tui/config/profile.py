@@ -160,6 +160,9 @@ class SimSpec:
     vram_used_mib: float
     vram_total_mib: float = RTX_PRO_6000_TOTAL_MIB
     prefill_tps: float = 8000.0  # TTFT grows by prompt_tokens / prefill_tps
+    # vLLM's automatic prefix caching: a prompt's cached leading blocks are not prefilled
+    # again, so its TTFT grows by the uncached tokens only (on by default in vLLM).
+    prefix_caching: bool = True
     concurrency_curve: tuple[tuple[int, float], ...] = SEED_CONCURRENCY_CURVE
     reasoning: bool = False
     tools: bool = True
@@ -481,6 +484,7 @@ def _read_sim(table: Table | None) -> SimSpec | None:
             "vram_total_mib", positive, "a number of MiB > 0", RTX_PRO_6000_TOTAL_MIB
         ),
         prefill_tps=table.get("prefill_tps", positive, "a number of tokens/s > 0", 8000.0),
+        prefix_caching=table.get("prefix_caching", a_bool, "true or false", True),
         concurrency_curve=table.get(
             "concurrency_curve",
             _curve,

@@ -145,23 +145,33 @@ class PrefixCache:
         self._max_blocks = max_blocks
 
     def hit_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
-        """Tokens of the leading blocks cached before; caches this prompt's blocks."""
+        """Tokens of the prompt's leading blocks already cached (only those prefilled before:
+        a twin that arrives while the first is still in prefill finds nothing)."""
+        hits = 0
+        for key in self._block_keys(messages):
+            if key not in self._seen:
+                break
+            hits += PREFIX_BLOCK_TOKENS
+            self._seen.move_to_end(key)
+        return hits
+
+    def remember(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """The prompt's whole blocks, once prefilled, are cached for those that follow."""
+        for key in self._block_keys(messages):
+            self._seen[key] = None
+            self._seen.move_to_end(key)
+        while len(self._seen) > self._max_blocks:
+            self._seen.popitem(last=False)
+
+    @staticmethod
+    def _block_keys(messages: Sequence[Mapping[str, Any]]) -> list[bytes]:
         tokens: list[str] = []
         for message in messages:
             tokens.append(f"<|{message.get('role')}|>")
             tokens += split_tokens(message_text(message.get("content")))
         digest = hashlib.sha256()
-        hits = 0
-        counting = True
+        keys = []
         for start in range(0, len(tokens) - PREFIX_BLOCK_TOKENS + 1, PREFIX_BLOCK_TOKENS):
             digest.update("\x00".join(tokens[start : start + PREFIX_BLOCK_TOKENS]).encode())
-            key = digest.digest()
-            if counting and key in self._seen:
-                hits += PREFIX_BLOCK_TOKENS
-                self._seen.move_to_end(key)
-            else:
-                counting = False
-                self._seen[key] = None
-        while len(self._seen) > self._max_blocks:
-            self._seen.popitem(last=False)
-        return hits
+            keys.append(digest.digest())
+        return keys

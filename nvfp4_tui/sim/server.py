@@ -155,6 +155,7 @@ class _Job:
     created: int = field(default_factory=lambda: int(time.time()))
     # Done when a newer request aborts this one (QuirkSpec.new_request_aborts).
     abort: asyncio.Future[None] | None = None
+    cached_tokens: int = 0  # of its prompt, found in the prefix cache when it came in
 
     @property
     def aborted(self) -> bool:
@@ -399,7 +400,19 @@ class SimEndpoint:
         self._streams[task] = request.transport
         job_id = self._completion_id(number)
         try:
-            job = _Job(chat, answer, plan, prompt_tokens, arrived, job_id, abort=abort)
+            # The prefix cache is looked up as the request comes in; it holds what was
+            # prefilled before (``_prefilled`` adds each prompt once its first token is out).
+            cached = min(self._prefix_cache.hit_tokens(chat.messages), prompt_tokens)
+            job = _Job(
+                chat,
+                answer,
+                plan,
+                prompt_tokens,
+                arrived,
+                job_id,
+                abort=abort,
+                cached_tokens=cached,
+            )
             if body.get("stream"):
                 return await self._stream(request, job, stream_options)
             return await self._complete(request, job)
@@ -455,7 +468,9 @@ class SimEndpoint:
             # TTFT counts from arrival (parsing and writing the answer included, as in vLLM);
             # a request that queued for a slot starts its prefill when it gets one.
             start = admitted if queued else job.arrived
-            deadline = start + expected_ttft_s(self.spec, job.prompt_tokens, concurrency) / scale
+            # With prefix caching its cached tokens are not prefilled again.
+            prefilled = job.prompt_tokens - (job.cached_tokens if self.spec.prefix_caching else 0)
+            deadline = start + expected_ttft_s(self.spec, prefilled, concurrency) / scale
             first_interval = token_interval_s(self.spec, concurrency, self.load.kv_tokens)
             deadline += (pieces[0].tokens - 1) * first_interval / scale
             drip_s = self.faults.drip_s / scale
@@ -510,8 +525,8 @@ class SimEndpoint:
     def _prefilled(self, job: _Job) -> None:
         self.load.prompt_tokens += job.prompt_tokens
         self.load.prefix_queries += job.prompt_tokens
-        hits = self._prefix_cache.hit_tokens(job.chat.messages)
-        self.load.prefix_hits += min(hits, job.prompt_tokens)
+        self.load.prefix_hits += job.cached_tokens
+        self._prefix_cache.remember(job.chat.messages)
 
     async def _stream(
         self, request: web.Request, job: _Job, stream_options: dict[str, Any]

@@ -58,16 +58,25 @@ def test_busy_and_running_integrals() -> None:
 
 def test_prefix_cache_counts_the_whole_leading_blocks_seen_before() -> None:
     """vLLM's way: whole blocks of 16 tokens, shared wherever two prompts begin alike, within
-    one message or across messages; a partial last block is never a hit."""
+    one message or across messages; a partial last block is never a hit, and a prompt is
+    found only once it was prefilled (remembered)."""
     cache = PrefixCache()
     words = [f" {a}{b}" for a in "pqrs" for b in "abcdefghij"]  # 40, one simulated token each
     system = {"role": "system", "content": "".join(words[:20])}  # 21 tokens with its role
     user = {"role": "user", "content": "".join(words[20:])}
+
+    def sent(*messages: dict[str, str]) -> int:
+        hits = cache.hit_tokens(messages)
+        cache.remember(messages)
+        return hits
+
     assert cache.hit_tokens([system, user]) == 0
+    assert cache.hit_tokens([system, user]) == 0  # looked up, not yet prefilled: no hit
+    assert sent(system, user) == 0
     # The system message's first 16 tokens fill a block; its last 5 fall in the next.
-    assert cache.hit_tokens([system, {"role": "user", "content": " x"}]) == PREFIX_BLOCK_TOKENS
-    assert cache.hit_tokens([system, user]) == 2 * PREFIX_BLOCK_TOKENS  # 42 tokens: 2 blocks
+    assert sent(system, {"role": "user", "content": " x"}) == PREFIX_BLOCK_TOKENS
+    assert sent(system, user) == 2 * PREFIX_BLOCK_TOKENS  # 42 tokens: 2 blocks
     one = {"role": "user", "content": "".join(words)}
-    assert cache.hit_tokens([one]) == 0  # a different first token: nothing shared
+    assert sent(one) == 0  # a different first token: nothing shared
     longer = {"role": "user", "content": "".join(words) + " tail more"}
-    assert cache.hit_tokens([longer]) == 2 * PREFIX_BLOCK_TOKENS  # within one message
+    assert sent(longer) == 2 * PREFIX_BLOCK_TOKENS  # within one message

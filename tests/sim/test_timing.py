@@ -20,7 +20,15 @@ SCALE = 10.0
 CURVE = ((1, 1.0), (2, 0.85), (4, 0.7))
 # TTFTs of ~150 ms and decode windows of ~0.5 s (real time) keep a loaded machine's jitter of a
 # few milliseconds well inside the tolerances.
-SPEC = {"decode_tps": 40.0, "ttft_s": 1.2, "prefill_tps": 1000.0, "concurrency_curve": CURVE}
+# The same prompt is sent again and again: without prefix caching each TTFT is the schedule's
+# full prefill (test_prefix_caching_prefills_only_the_uncached_tokens checks the cache's share).
+SPEC = {
+    "decode_tps": 40.0,
+    "ttft_s": 1.2,
+    "prefill_tps": 1000.0,
+    "concurrency_curve": CURVE,
+    "prefix_caching": False,
+}
 PROMPT = "Write an essay on the history of timekeeping and railway schedules. " * 8
 
 
@@ -100,3 +108,28 @@ async def test_a_closed_loop_keeps_exactly_n_in_flight(
     assert set(stats["in_flight_at_start"]) <= {"1", "2"}
     decoding = stats["in_flight_while_decoding"]
     assert decoding.get("2", 0) > decoding.get("1", 0)
+
+
+@pytest.mark.slow  # a wall-clock comparison: the slow run has the box alone
+async def test_prefix_caching_prefills_only_the_uncached_tokens(
+    fleet_of: FleetFactory, session: aiohttp.ClientSession
+) -> None:
+    endpoint = make_endpoint(
+        **{**SPEC, "prefix_caching": True, "ttft_s": 0.2, "prefill_tps": 100.0}
+    )
+    fleet = await fleet_of(endpoint, time_scale=SCALE)
+    url = fleet.urls["sim0"]
+    first = await read_sse(session, url, chat_body(PROMPT, max_tokens=4))
+    again = await read_sse(session, url, chat_body(PROMPT, max_tokens=4))
+    prompt_tokens = first.usage["prompt_tokens"]
+    cached = prompt_tokens // 16 * 16  # its whole blocks (the prompt is one message)
+    assert again.usage["prompt_tokens"] == prompt_tokens
+    # A floor that no scheduling can break: the repeat is prefilled for its tail alone, so it
+    # is due sooner by the cached tokens' prefill; the first is due no sooner than its full one.
+    assert first.ttft_s >= expected_ttft_s(endpoint.sim, prompt_tokens) / SCALE - 0.005
+    saved_s = (
+        expected_ttft_s(endpoint.sim, prompt_tokens)
+        - expected_ttft_s(endpoint.sim, prompt_tokens - cached)
+    ) / SCALE
+    assert cached > 100 and saved_s > 0.05
+    assert again.ttft_s < first.ttft_s - saved_s / 2
