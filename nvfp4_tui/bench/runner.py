@@ -222,6 +222,11 @@ class Runner:
                     for name, suite in self.suites.items()
                     if suite.dataset is not None and name in self.profile.run.suites
                 ),
+                unscored=tuple(
+                    name
+                    for name in self.profile.run.suites
+                    if name in self.suites and self.suites[name].kind == "synthetic"
+                ),
             )
         )
         try:

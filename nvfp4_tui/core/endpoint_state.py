@@ -83,8 +83,10 @@ class EndpointState:
         plans: Iterable[PhasePlan],
         gpu: GpuTrack | None,
         figures: LeaderboardFold | None = None,
+        unscored: frozenset[str] = frozenset(),
     ) -> None:
         self.info = info
+        self.unscored = unscored  # suites never scored (RunStarted.unscored)
         # The run's leaderboard, shared by every endpoint of it (FleetState.figures).
         self.figures = figures if figures is not None else LeaderboardFold()
         self.metric_stats = MetricStatsFold()  # every statistic of every metric, per level
@@ -226,6 +228,10 @@ class EndpointState:
             dict.fromkeys(suite for eid, suite, _, _ in self.figures.cells() if eid == self.id)
         )
         return tuple(seen)
+
+    def scored_suites(self) -> tuple[str, ...]:
+        """``suites()`` less those whose answers are never scored."""
+        return tuple(suite for suite in self.suites() if suite not in self.unscored)
 
     def phase_progress(self, now: float | None = None) -> tuple[PhaseProgress, ...]:
         return tuple(self._phases[i].read(now) for i in sorted(self._phases))

@@ -129,6 +129,9 @@ class RunStarted:
     # Empty in a run recorded before it was carried, in an import, or where probing failed.
     configuration: tuple[EndpointConfig, ...] = ()
     benchmarks: tuple[BenchmarkSuite, ...] = ()  # its dataset suites (empty in older runs)
+    # Suites whose answers are never scored (synthetic lengths, a trace, sessions): no pane
+    # shows them a quality row that would stay empty.
+    unscored: tuple[str, ...] = ()
 
     @property
     def total_requests(self) -> int | None:
@@ -485,6 +488,7 @@ def from_dict(body: dict[str, Any]) -> Event:
         body["phases"] = tuple(PhasePlan(**p) for p in body["phases"])
         body["configuration"] = tuple(EndpointConfig(**c) for c in body.get("configuration", ()))
         body["benchmarks"] = tuple(BenchmarkSuite(**b) for b in body.get("benchmarks", ()))
+        body["unscored"] = tuple(s for s in body.get("unscored", ()) if isinstance(s, str))
     known = {f.name for f in fields(cls)}
     unknown = set(body) - known
     if unknown:

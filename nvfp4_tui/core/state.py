@@ -145,6 +145,7 @@ class FleetState:
                 (p for p in event.phases if p.endpoint_id == info.id),
                 self._endpoint_gpu(info),
                 self.figures,
+                frozenset(event.unscored),
             )
             for info in event.endpoints
         }

@@ -17,7 +17,9 @@ from nvfp4_tui.config.plan import LaunchPlan, plan_run
 from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides, with_urls
 from nvfp4_tui.config.suites import load_suite
 from nvfp4_tui.config.synthetic import SYNTHETIC_SUITE, generated, parse_synthetic
-from nvfp4_tui.core.events import Event, ProbeFinished, RequestFinished
+from nvfp4_tui.core.events import Event, ProbeFinished, RequestFinished, RunStarted
+from nvfp4_tui.core.figures.pane import pane_figures
+from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.output.report import render
 from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sim.tokens import count_tokens
@@ -258,3 +260,29 @@ def test_a_server_that_refuses_the_length_fields_gets_each_prompt_again_without_
     assert lengths["requests"] == 4 and lengths["output_short"] >= 2
     assert "Unexpected fields" in lengths["length_fields_refused"]
     assert "refused" in render(snapshot, "text")
+
+
+def test_the_panes_show_no_quality_row_for_a_suite_never_scored(tmp_path: Path) -> None:
+    plan = plan_run(
+        with_overrides(
+            load_profile(write_profile(tmp_path, "requests = 1", [endpoint_toml("a", 0)])),
+            suites=("essay",),
+            synthetic="isl=16,osl=4,prompts=2",
+        )
+    )
+    events: list[Event] = []
+
+    async def main() -> None:
+        async with SimFleet(plan.profile.endpoints, time_scale=20.0) as fleet:
+            profile = with_urls(plan.profile, fleet.urls, 20.0)
+            await Runner(profile, plan.suites, "unscored", events.append).run()
+
+    asyncio.run(main())
+    (started,) = [e for e in events if isinstance(e, RunStarted)]
+    assert started.unscored == (SYNTHETIC_SUITE,)
+    state = FleetState()
+    state.apply_all(events)
+    endpoint = state.endpoints["a"]
+    assert endpoint.suites() == ("essay", SYNTHETIC_SUITE)
+    figures = pane_figures(endpoint, events[-1].t, "heuristic")
+    assert [q.suite for q in figures.quality] == ["essay"]

@@ -179,7 +179,7 @@ def pane_figures(endpoint: EndpointState, now: float, score_name: str) -> PaneFi
         score_name=score_name,
         quality=tuple(
             SuiteQuality(suite, q.mean, q.n, q.ci95_low, q.ci95_high)
-            for suite in endpoint.suites()
+            for suite in endpoint.scored_suites()
             for q in (endpoint.quality_stats(suite, score_name),)
         ),
         levels=levels,

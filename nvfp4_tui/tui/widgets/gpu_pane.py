@@ -142,7 +142,7 @@ def _freshness(present: bool, stale: bool) -> Freshness:
 
 def pane_height(endpoint: EndpointState) -> int:
     """The rows a pane needs to show all of ``endpoint`` without cutting a line."""
-    return PANE_FIXED_ROWS + max(1, len(endpoint.suites())) + int(endpoint.load.has_slo)
+    return PANE_FIXED_ROWS + max(1, len(endpoint.scored_suites())) + int(endpoint.load.has_slo)
 
 
 def pane_readout(
