@@ -3,22 +3,19 @@ its JSON and a chart; requests by when they were sent, tokens by when their answ
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.config.plan import plan_run
-from nvfp4_tui.config.profile import load_profile, with_overrides, with_urls
-from nvfp4_tui.core.events import Event, RequestFinished
+from nvfp4_tui.config.profile import load_profile, with_overrides
+from nvfp4_tui.core.events import RequestFinished
 from nvfp4_tui.core.figures.slices import SlicedRequest, slice_rows
 from nvfp4_tui.output.report import render_snapshot
 from nvfp4_tui.output.slices_table import run_slice_s
-from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.store.reader import open_snapshot
-from tests.load.files import endpoint_toml, write_profile
+from tests.load.files import endpoint_toml, run_plan, write_profile
 from tests.support.factories import write_snapshot
 
 
@@ -82,14 +79,7 @@ def test_a_run_sliced_adds_up_to_its_rows(tmp_path: Path) -> None:
     )
     plan = plan_run(with_overrides(load_profile(path), slice_s=1.5, duration_s=6.0))
     assert plan.profile.run.slice_s == 1.5
-    events: list[Event] = []
-
-    async def main() -> None:
-        async with SimFleet(plan.profile.endpoints, time_scale=10.0) as fleet:
-            profile = with_urls(plan.profile, fleet.urls, 10.0)
-            await Runner(profile, plan.suites, "sliced", events.append).run()
-
-    asyncio.run(main())
+    events, _ = run_plan(plan, time_scale=10.0)
     snapshot = open_snapshot(write_snapshot(tmp_path / "snapshots", "sliced", events))
     rows = [e for e in events if isinstance(e, RequestFinished)]
     report = json.loads(render_snapshot(snapshot, "json", slice_s=1.5))

@@ -9,8 +9,9 @@ import urllib.request
 from pathlib import Path
 
 from nvfp4_tui.bench.runner import Runner
+from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import Profile, with_urls
-from nvfp4_tui.config.suites import load_suites
+from nvfp4_tui.config.suites import Suite, load_suites
 from nvfp4_tui.core.events import Event
 from nvfp4_tui.sim.fleet import SimFleet
 
@@ -68,11 +69,25 @@ def run_profile(profile: Profile, time_scale: float = 10.0) -> tuple[list[Event]
     """Run the whole plan against the simulated fleet; the events and the first endpoint's
     /sim/stats."""
     suites = load_suites(profile.suite_dirs, profile.run.suites)
+    return run_suites(profile, suites, time_scale, model_clock=False)
+
+
+def run_plan(plan: LaunchPlan, time_scale: float = 10.0) -> tuple[list[Event], dict]:
+    """A resolved plan (its made suites: synthetic, trace, sessions) run against the simulated
+    fleet, its rows in the model's seconds; the events and the first endpoint's /sim/stats."""
+    return run_suites(plan.profile, plan.suites, time_scale, model_clock=True)
+
+
+def run_suites(
+    profile: Profile, suites: dict[str, Suite], time_scale: float, *, model_clock: bool
+) -> tuple[list[Event], dict]:
     events: list[Event] = []
 
     async def main() -> dict:
         async with SimFleet(profile.endpoints, time_scale=time_scale) as fleet:
-            await Runner(with_urls(profile, fleet.urls), suites, "load", events.append).run()
+            clock = time_scale if model_clock else 1.0
+            live = with_urls(profile, fleet.urls, clock)
+            await Runner(live, suites, "load", events.append).run()
             url = next(iter(fleet.urls.values()))
             stats = await asyncio.to_thread(urllib.request.urlopen, f"{url}/sim/stats", None, 5)
             return json.loads(stats.read())

@@ -3,19 +3,17 @@ seconds; the open loop's rate from 0, the closed loop's slots opening one after 
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from pathlib import Path
 
 import pytest
 
 from nvfp4_tui.bench.load import phase_schedule, ramped
-from nvfp4_tui.bench.runner import Runner, plan_phases
+from nvfp4_tui.bench.runner import plan_phases
 from nvfp4_tui.config.plan import plan_run
-from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides, with_urls
-from nvfp4_tui.core.events import Event, PhasePlan, PhaseStarted, RequestFinished
-from nvfp4_tui.sim.fleet import SimFleet
-from tests.load.files import endpoint_toml, write_profile
+from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides
+from nvfp4_tui.core.events import PhasePlan, PhaseStarted, RequestFinished
+from tests.load.files import endpoint_toml, run_plan, write_profile
 
 SCALE = 10.0
 
@@ -53,14 +51,7 @@ def test_a_ramped_closed_loop_holds_one_in_flight_until_its_second_slot_opens(
         [endpoint_toml("a", 0, decode_tps=400.0)],
     )
     plan = plan_run(load_profile(path))
-    events: list[Event] = []
-
-    async def main() -> None:
-        async with SimFleet(plan.profile.endpoints, time_scale=SCALE) as fleet:
-            profile = with_urls(plan.profile, fleet.urls, SCALE)
-            await Runner(profile, plan.suites, "ramp", events.append).run()
-
-    asyncio.run(main())
+    events, _ = run_plan(plan, time_scale=SCALE)
     (start,) = [e.t for e in events if isinstance(e, PhaseStarted)]
     rows = sorted((e for e in events if isinstance(e, RequestFinished)), key=lambda r: r.t)
     second_slot = start + ramp_s / 4 / SCALE  # it opens no sooner than this

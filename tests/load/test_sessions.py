@@ -3,22 +3,20 @@ sent with the history so far, a think time between turns, and per-turn TTFT in t
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.bench.runner import Runner, plan_phases, unfilled_levels
+from nvfp4_tui.bench.runner import plan_phases, unfilled_levels
 from nvfp4_tui.bench.sessions import after, conversations, with_history
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
-from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides, with_urls
+from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides
 from nvfp4_tui.config.sessions import SESSIONS_SUITE, SessionsSpec
 from nvfp4_tui.core.events import Event, RequestFinished
 from nvfp4_tui.output.report import render
-from nvfp4_tui.sim.fleet import SimFleet
-from tests.load.files import endpoint_toml, write_profile
+from tests.load.files import endpoint_toml, run_plan, write_profile
 from tests.support.factories import write_snapshot
 
 SCALE = 20.0
@@ -89,14 +87,7 @@ def test_a_conversation_carries_every_earlier_turn_and_its_answer(tmp_path: Path
 def _run(tmp_path: Path, run: str) -> tuple[list[Event], Path]:
     plan = plan_run(with_overrides(load_profile(_profile(tmp_path, run)), suites=()))
     plan = plan_run(with_overrides(plan.profile, sessions=3, turns=3, think_s=0.5))
-    events: list[Event] = []
-
-    async def main() -> None:
-        async with SimFleet(plan.profile.endpoints, time_scale=SCALE) as fleet:
-            profile = with_urls(plan.profile, fleet.urls, SCALE)
-            await Runner(profile, plan.suites, "sessions", events.append).run()
-
-    asyncio.run(main())
+    events, _ = run_plan(plan, time_scale=SCALE)
     return events, write_snapshot(tmp_path / "snapshots", "sessions", events)
 
 

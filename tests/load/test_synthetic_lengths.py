@@ -4,7 +4,6 @@ asked reported beside the server's own counts."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import statistics
 from collections import Counter
@@ -12,18 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
-from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides, with_urls
+from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides
 from nvfp4_tui.config.suites import load_suite
 from nvfp4_tui.config.synthetic import SYNTHETIC_SUITE, generated, parse_synthetic
 from nvfp4_tui.core.events import Event, ProbeFinished, RequestFinished, RunStarted
 from nvfp4_tui.core.figures.pane import pane_figures
 from nvfp4_tui.core.state import FleetState
 from nvfp4_tui.output.report import render
-from nvfp4_tui.sim.fleet import SimFleet
 from nvfp4_tui.sim.tokens import count_tokens
-from tests.load.files import endpoint_toml, write_profile
+from tests.load.files import endpoint_toml, run_plan, write_profile
 from tests.load.test_profile_keys import write
 from tests.support.factories import write_snapshot
 
@@ -178,14 +175,7 @@ def _run(tmp_path: Path, spec: str, extra: str = "") -> tuple[list[Event], Path]
         [endpoint_toml("a", 0, decode_tps=400.0, extra=extra)],
     )
     plan = plan_run(with_overrides(load_profile(path), synthetic=spec))
-    events: list[Event] = []
-
-    async def main() -> None:
-        async with SimFleet(plan.profile.endpoints, time_scale=20.0) as fleet:
-            profile = with_urls(plan.profile, fleet.urls, 20.0)
-            await Runner(profile, plan.suites, "syn", events.append).run()
-
-    asyncio.run(main())
+    events, _ = run_plan(plan, time_scale=20.0)
     return events, write_snapshot(tmp_path / "snapshots", "syn", events)
 
 
@@ -270,14 +260,7 @@ def test_the_panes_show_no_quality_row_for_a_suite_never_scored(tmp_path: Path) 
             synthetic="isl=16,osl=4,prompts=2",
         )
     )
-    events: list[Event] = []
-
-    async def main() -> None:
-        async with SimFleet(plan.profile.endpoints, time_scale=20.0) as fleet:
-            profile = with_urls(plan.profile, fleet.urls, 20.0)
-            await Runner(profile, plan.suites, "unscored", events.append).run()
-
-    asyncio.run(main())
+    events, _ = run_plan(plan, time_scale=20.0)
     (started,) = [e for e in events if isinstance(e, RunStarted)]
     assert started.unscored == (SYNTHETIC_SUITE,)
     state = FleetState()

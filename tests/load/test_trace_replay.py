@@ -4,23 +4,20 @@ prefix cache seeing it, and how late each send left in the report."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from nvfp4_tui.bench.runner import Runner, plan_phases
+from nvfp4_tui.bench.runner import plan_phases
 from nvfp4_tui.config.plan import LaunchPlan, plan_run
-from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides, with_urls
+from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides
 from nvfp4_tui.config.suites import trace_suite
 from nvfp4_tui.config.trace import TRACE_ARRIVALS, TRACE_SUITE, TraceSpec
 from nvfp4_tui.core.events import Event, RequestFinished
 from nvfp4_tui.output.report import render
-from nvfp4_tui.sim.fleet import SimFleet
-from tests.load.files import endpoint_toml, write_profile
+from tests.load.files import endpoint_toml, run_plan, write_profile
 from tests.support.factories import write_snapshot
 
 
@@ -141,17 +138,7 @@ def _replay(tmp_path: Path, lines: list[dict]) -> tuple[list[Event], dict, Path]
     path = _profile(tmp_path, 'trace = "t.jsonl"\ntrace_block_tokens = 16')
     profile = load_profile(path)
     plan = plan_run(replace(profile, run=replace(profile.run, suites=(TRACE_SUITE,))))
-    events: list[Event] = []
-
-    async def main() -> dict:
-        async with SimFleet(plan.profile.endpoints, time_scale=20.0) as fleet:
-            profile = with_urls(plan.profile, fleet.urls, 20.0)
-            await Runner(profile, plan.suites, "trace", events.append).run()
-            url = fleet.urls["a"]
-            stats = await asyncio.to_thread(urllib.request.urlopen, f"{url}/sim/stats", None, 5)
-            return json.loads(stats.read())
-
-    stats = asyncio.run(main())
+    events, stats = run_plan(plan, time_scale=20.0)
     return events, stats, write_snapshot(tmp_path / "snapshots", "trace", events)
 
 
