@@ -89,7 +89,10 @@ def test_the_servers_figures_are_in_the_report(tapped_run) -> None:
             "preemptions",
         ):
             assert row[key] is not None, key
-        assert row["server_ttft_mean_s"] > 0 and row["running_peak"] >= 1
+        # TTFT comes from vLLM's histograms, counted for every request. running_peak is a
+        # gauge read at each scrape: a short level can fall between two, reading 0 (CI saw
+        # it with a second CI run beside it), so only its presence is asserted above.
+        assert row["server_ttft_mean_s"] > 0 and row["running_peak"] >= 0
 
 
 def test_the_wire_saw_every_row_first(tapped_run) -> None:
