@@ -14,6 +14,7 @@ The knee and the capacity at SLO are read from the same load points (``nvfp4_tui
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Literal
 
 from nvfp4_tui.config.levels import LoadLevel
@@ -62,17 +63,17 @@ def trace_phase_plan(endpoint_id: str, suite: Suite, run: RunPlan, slo: SloTarge
     count = len(suite.prompts)
     span_s = max((p.at_s or 0.0) for p in suite.prompts)
     rate = (count - 1) / span_s if span_s > 0 else float(count)  # its gaps over its span
-    return PhasePlan(
-        endpoint_id,
-        suite.name,
-        run.max_concurrency or 0,
-        count,
-        rate_rps=float(f"{rate:.3g}"),  # the level's label: the mean rate, to three figures
+    level = LoadLevel(run.max_concurrency or 0, float(f"{rate:.3g}"))  # the label: 3 figures
+    plan = phase_plan(endpoint_id, suite.name, level, count, run, slo)
+    # Its own times and count: none of the run's shaping of a phase applies.
+    return replace(
+        plan,
+        requests=count,
+        duration_s=None,
         arrivals=TRACE_ARRIVALS,
-        slo_ttft_s=slo.ttft_s,
-        slo_tpot_s=slo.tpot_s,
-        slo_e2e_s=slo.e2e_s,
-        slo_attainment=slo.attainment if slo.defined else None,
+        burstiness=None,
+        ramp_s=None,
+        sweep=False,
     )
 
 
