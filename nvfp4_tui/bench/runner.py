@@ -167,6 +167,9 @@ class Runner:
         # with why, in the order they went down.
         self.down: dict[str, str] = {}
         self._refused_length_fields: set[str] = set()  # endpoints that answered them with 4xx
+        # Each endpoint's context (max_model_len), as it said at run start: what the context
+        # ladder's rungs are sized to (``Haystack.sized``).
+        self.contexts: dict[str, int] = {}
         give_up_s = profile.run.outage_give_up_s
         self._gates = {
             e.id: EndpointGate(e.id, emit, give_up_s=give_up_s) for e in profile.endpoints
@@ -203,6 +206,7 @@ class Runner:
         that read ``complete`` would tell a script it succeeded. Some endpoints down and others
         fine is ``complete``; ``down`` says which were down.
         """
+        self.contexts = {c.endpoint_id: c.max_model_len for c in configuration if c.max_model_len}
         self.emit(
             RunStarted(
                 t=time.time(),
@@ -370,7 +374,7 @@ class Runner:
         comes back as an error row, the endpoint's first, since it is often the one request
         that carries the server's own message (a server that dies on its first request)."""
         record = await self._measure(
-            client, endpoint, phase, phase.suite.prompts[0], PROBE_REQUEST_INDEX, TokenMeter(), True
+            client, endpoint, phase, _first_prompt(phase), PROBE_REQUEST_INDEX, TokenMeter(), True
         )
         self.emit(
             ProbeFinished(
@@ -412,7 +416,7 @@ class Runner:
         if record is None:
             async with self._client(endpoint, 1, timeouts) as client:
                 record = await self._measure(
-                    client, endpoint, phase, phase.suite.prompts[0], 0, TokenMeter()
+                    client, endpoint, phase, _first_prompt(phase), 0, TokenMeter()
                 )
         self.emit(record)
         failed = record.status == "error"
@@ -456,13 +460,29 @@ class Runner:
 
     def _work(self, phase: Phase) -> Iterator[tuple[int, Prompt]]:
         """The phase's requests in order: each prompt `requests` times, or cycling until time is up."""
-        prompts = phase.suite.prompts
+        prompts = self._sized(phase.plan.endpoint_id, phase.suite.prompts)
         order: Iterator[Prompt]
         if phase.plan.requests is not None:
-            order = itertools.islice(itertools.cycle(prompts), phase.plan.requests)
+            # Per prompt as planned: a ladder rung this endpoint's context cannot hold has none.
+            count = phase.plan.requests * len(prompts) // max(len(phase.suite.prompts), 1)
+            order = itertools.islice(itertools.cycle(prompts), count)
         else:
             order = itertools.cycle(prompts)
-        return enumerate(order)
+        for index, prompt in enumerate(order):
+            if prompt.haystack is not None:
+                prompt = replace(prompt, haystack=prompt.haystack.sent(f"{phase.index}|{index}"))
+            yield index, prompt
+
+    def _sized(self, endpoint_id: str, prompts: tuple[Prompt, ...]) -> tuple[Prompt, ...]:
+        """The prompts as this endpoint is sent them: ladder rungs sized to its context."""
+        context = self.contexts.get(endpoint_id)
+        sized = []
+        for prompt in prompts:
+            if prompt.haystack is None:
+                sized.append(prompt)
+            elif (haystack := prompt.haystack.sized(context)) is not None:
+                sized.append(replace(prompt, haystack=haystack))
+        return tuple(sized)
 
     async def _run_phase(
         self,
@@ -736,8 +756,7 @@ class Runner:
             request_index=request_index,
             score_heuristic=score[0] if score else None,
             score_heuristic_detail=score[1] if score else None,
-            # A session's turn asks for its new message; its input is the history too.
-            tokens_in_asked=prompt.asked.tokens_in if prompt.asked and not prompt.turn else None,
+            tokens_in_asked=prompt.tokens_in_asked,
             turn=prompt.turn,
             tokens_out_asked=prompt.asked.tokens_out if prompt.asked else None,
             **measured_fields(measurement),
@@ -762,6 +781,15 @@ class Runner:
                 )
             )
             last_t, last = now, (tokens, decode_tokens, decode_s)
+
+
+def _first_prompt(phase: Phase) -> Prompt:
+    """What a warm-up or a down endpoint's one request sends: the phase's first prompt, or for
+    a ladder rung a short one of its kind (the rung's own would be cached for its first send)."""
+    prompt = phase.suite.prompts[0]
+    if prompt.haystack is None:
+        return prompt
+    return replace(prompt, haystack=prompt.haystack.warmup())
 
 
 def _phase_finished(endpoint_id: str, phase: Phase, **totals: Any) -> PhaseFinished:

@@ -44,6 +44,7 @@ async def _main(spec: ShardSpec, events_fd: int) -> int:
     plan = LaunchPlan.from_plain(spec.plan)
     pipe = PipeWriter(events_fd, backlog_limit(plan.profile.run.limits))
     runner = shard_runner(plan, spec.endpoint_ids, spec.run_id, pipe)
+    runner.contexts = spec.contexts
     flusher = asyncio.create_task(pipe.flush_periodically())
     commands = asyncio.create_task(_obey(runner, main_task))
     try:
@@ -60,7 +61,7 @@ async def _main(spec: ShardSpec, events_fd: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     raw = taken(args[0])
-    spec = ShardSpec(raw["plan"], tuple(raw["endpoint_ids"]), raw["run_id"])
+    spec = ShardSpec(raw["plan"], tuple(raw["endpoint_ids"]), raw["run_id"], raw["contexts"])
     # Events go to a duplicate of stdout so that a stray print cannot corrupt the stream.
     events_fd = os.dup(1)
     os.dup2(2, 1)

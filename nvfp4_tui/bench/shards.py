@@ -62,6 +62,7 @@ class ShardSpec:
     plan: dict[str, Any]  # LaunchPlan.to_plain()
     endpoint_ids: tuple[str, ...]
     run_id: str
+    contexts: dict[str, int]  # Runner.contexts: each endpoint's max_model_len, where it said
 
 
 class _Shard:
@@ -125,7 +126,7 @@ class ShardedRunner(Runner):
     async def _start_shards(self) -> None:
         plan = LaunchPlan(self.profile, self.suites).to_plain()
         for number, ids in enumerate(share_out(self.profile.endpoints, self.workers)):
-            spec = hand_over(ShardSpec(plan, ids, self.run_id).__dict__)
+            spec = hand_over(ShardSpec(plan, ids, self.run_id, self.contexts).__dict__)
             self._handed.append(spec)
             process = await asyncio.create_subprocess_exec(
                 sys.executable,

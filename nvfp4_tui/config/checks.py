@@ -62,7 +62,9 @@ from nvfp4_tui.config.tomlcheck import (
     shortened,
 )
 
-ScorerName = Literal["math", "code_tests", "tool_schema", "japanese", "coverage", "choice"]
+ScorerName = Literal[
+    "math", "code_tests", "tool_schema", "japanese", "coverage", "choice", "recall"
+]
 SCORER_NAMES: tuple[ScorerName, ...] = get_args(ScorerName)
 # The suite kind each scorer is written for.
 SCORER_KINDS: dict[ScorerName, str] = {
@@ -72,6 +74,7 @@ SCORER_KINDS: dict[ScorerName, str] = {
     "japanese": "text",
     "coverage": "text",
     "choice": "choice",
+    "recall": "context",
 }
 Register = Literal["dearu", "desumasu"]
 DEFAULT_REL_TOL = 1e-6
@@ -83,6 +86,7 @@ _CHECK_KEYS: dict[ScorerName, frozenset[str]] = {
     "japanese": frozenset({"min_chars", "max_chars", "register", "parts"}),
     "coverage": frozenset({"parts"}),
     "choice": frozenset({"choice"}),
+    "recall": frozenset(),  # the context ladder's facts are made with its prompts, not written
 }
 CHOICE_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -120,6 +124,16 @@ class HiddenTests:
 
 
 @dataclass(frozen=True)
+class RecallFact:
+    """A fact a context-ladder prompt hides (``config.context_ladder``): at ``depth`` (0: its
+    start, 1: its end), the pass code of ``name`` is ``code``."""
+
+    depth: float
+    name: str
+    code: str
+
+
+@dataclass(frozen=True)
 class PromptCheck:
     answers: tuple[MathAnswer, ...] = ()
     parts: tuple[RequiredPart, ...] = ()
@@ -129,6 +143,7 @@ class PromptCheck:
     max_chars: int | None = None
     register: Register | None = None
     choice: str | None = None  # the right option's letter
+    facts: tuple[RecallFact, ...] = ()  # scorer = "recall": each to be found in the answer
     # Code the answer completes (a HumanEval problem's signature and docstring): it runs before
     # the answer's code, so its imports and helpers are there, and a body alone continues it.
     stub: str | None = None

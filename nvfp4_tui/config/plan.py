@@ -24,6 +24,7 @@ from nvfp4_tui.config.sessions import SESSIONS_SUITE
 from nvfp4_tui.config.suites import (
     Sample,
     Suite,
+    context_suites,
     load_suites,
     sessions_suite,
     synthetic_suite,
@@ -85,6 +86,8 @@ def _suites_of(profile: Profile) -> dict[str, Suite]:
         made[TRACE_SUITE] = trace_suite(run.trace, run.trace.origin)
     if run.sessions is not None:
         made[SESSIONS_SUITE] = sessions_suite(run.sessions, profile.path)
+    if run.context is not None:
+        made |= context_suites(run.context, profile.path)
     read = [name for name in run.suites if name not in made]
     suites = {**load_suites(profile.suite_dirs, read, sample), **made}
     # A sample would cut a trace's schedule or a conversation's turns: those run whole.

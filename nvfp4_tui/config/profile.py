@@ -6,11 +6,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlparse, urlsplit, urlunsplit
 
 from nvfp4_tui.config import BUILTIN_SUITES
 from nvfp4_tui.config.arrivals import ARRIVALS, MAX_BURSTINESS, Arrivals
+from nvfp4_tui.config.context_ladder import (
+    CONTEXT_EXAMPLE,
+    ContextLadder,
+    ladder_suites,
+    parse_context_lengths,
+)
 from nvfp4_tui.config.levels import load_levels
 from nvfp4_tui.config.sessions import (
     DEFAULT_TURN_TOKENS,
@@ -62,6 +68,9 @@ from nvfp4_tui.core.slo import SloTargets
 ModelClass = Literal["moe", "dense"]
 _BURSTINESS = f"a number above 0 and at most {MAX_BURSTINESS:g}"
 
+# A long-context model's recall of a fact mid-context, falling past 32K (needle tests find
+# this shape; the numbers are the simulator's, no measurement).
+DEFAULT_RECALL_CURVE: tuple[tuple[int, float], ...] = ((4096, 1.0), (32768, 0.96), (131072, 0.8))
 # The seed's scaling run for Qwen3.6 (per-request decode tok/s 170/140/135/73 at c=1/2/4/8),
 # as each request's speed relative to concurrency 1.
 SEED_CONCURRENCY_CURVE: tuple[tuple[int, float], ...] = (
@@ -167,6 +176,11 @@ class SimSpec:
     reasoning: bool = False
     tools: bool = True
     quality: float = 0.8  # 0..1: how good its answers are
+    # The chance it recalls a fact hidden in the middle of a context of so many tokens (the
+    # context ladder's); at the start and the end it misses less (``sim.recall``).
+    recall_curve: tuple[tuple[int, float], ...] = DEFAULT_RECALL_CURVE
+    # Its KV cache in tokens; None: the pool of ``sim.kv_cache`` for its cache's dtype.
+    kv_cache_tokens: int | None = None
     power_limit_w: float = 600.0
     gpu_name: str = "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"
     # What it serves; decode_tps, concurrency_curve and vram_used_mib were measured with
@@ -299,6 +313,9 @@ class RunPlan:
     # Multi-turn conversations (``--sessions``, ``[run] sessions``): the suite SESSIONS_SUITE,
     # sent a conversation at a time per slot (``bench.sessions``).
     sessions: SessionsSpec | None = None
+    # The context ladder (``--context-lengths``, ``[run] context_lengths``): a suite per rung,
+    # ``config.context_ladder.rung_suite`` of each length.
+    context: ContextLadder | None = None
     slice_s: float | None = None  # the report's time slices (``report --slice``), seconds
     ramp_s: float | None = None  # each phase climbs to its level over its first seconds
     trials: int = 1  # the plan run this many times, each to its own snapshot (headless)
@@ -398,6 +415,21 @@ def _an_id(raw: Any) -> str | None:
     return raw if isinstance(raw, str) and _ID.match(raw) else None
 
 
+def _recall_curve(raw: Any) -> tuple[tuple[int, float], ...] | None:
+    if not isinstance(raw, list) or not raw:
+        return None
+    points = []
+    for item in raw:
+        if not (isinstance(item, list) and len(item) == 2):
+            return None
+        tokens, chance = an_int(1)(item[0]), _rate(item[1])
+        if tokens is None or chance is None:
+            return None
+        points.append((tokens, chance))
+    lengths = [tokens for tokens, _ in points]
+    return tuple(points) if lengths == sorted(set(lengths)) else None
+
+
 def _curve(raw: Any) -> tuple[tuple[int, float], ...] | None:
     if not isinstance(raw, list) or not raw:
         return None
@@ -494,6 +526,13 @@ def _read_sim(table: Table | None) -> SimSpec | None:
         reasoning=table.get("reasoning", a_bool, "true or false", False),
         tools=table.get("tools", a_bool, "true or false", True),
         quality=table.get("quality", _rate, "a number from 0 to 1", 0.8),
+        recall_curve=table.get(
+            "recall_curve",
+            _recall_curve,
+            "a list of [context tokens, recall chance 0-1] pairs, by increasing tokens",
+            DEFAULT_RECALL_CURVE,
+        ),
+        kv_cache_tokens=table.get("kv_cache_tokens", an_int(1), "an integer of tokens >= 1", None),
         power_limit_w=table.get("power_limit_w", positive, "a number of watts > 0", 600.0),
         gpu_name=table.get("gpu_name", a_string, "a non-empty string", SimSpec.gpu_name),
         kv_cache_dtype=table.get(
@@ -665,18 +704,20 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
     if duration_s is not None and requests is not None:
         table.problems.add(f"{table.key}.requests", "set either requests or duration_s, not both")
     _refuse_telemetry_credentials(table)
-    synthetic = _read_synthetic(table)
+    synthetic = _read_one_line(table, "synthetic", parse_synthetic, SYNTHETIC_EXAMPLE)
     trace = _read_trace(table, path)
     suite_names = a_list_of(_an_id), "a non-empty list of suite names"
     sessions = _read_sessions(table)
-    made = any(key in table.data for key in ("synthetic", "trace", "sessions"))
+    context = _read_one_line(table, "context_lengths", parse_context_lengths, CONTEXT_EXAMPLE)
+    made = any(key in table.data for key in ("synthetic", "trace", "sessions", "context_lengths"))
     suites = table.get("suites", *suite_names, *([()] if made else []))
     plan = RunPlan(
         name=table.get("name", a_string, "a non-empty string", path.stem),
-        suites=_with_made(suites or (), synthetic, trace, sessions),
+        suites=_with_made(suites or (), synthetic, trace, sessions, context),
         synthetic=synthetic,
         trace=trace,
         sessions=sessions,
+        context=context,
         concurrency=table.get("concurrency", _concurrency_list, _CONCURRENCY_LIST, (1,)),
         requests=requests,
         duration_s=duration_s,
@@ -704,17 +745,24 @@ def _read_run(table: Table | None, path: Path) -> RunPlan:
     return plan
 
 
-def _read_synthetic(table: Table) -> Synthetic | None:
-    table.read.add("synthetic")
-    raw = table.data.get("synthetic")
+T = TypeVar("T")
+
+
+def _read_one_line(
+    table: Table, key: str, parse: Callable[[str, str], T], example: str
+) -> T | None:
+    """A key written as one line (``synthetic``, ``context_lengths``), parsed as the command
+    line's option of the same meaning is; its problems are the file's."""
+    table.read.add(key)
+    raw = table.data.get(key)
     if raw is None:
         return None
-    where = f"{table.problems.path}: {table.key}.synthetic"
+    where = f"{table.problems.path}: {table.key}.{key}"
     if not isinstance(raw, str):
-        table.problems.lines.append(f"{where}: expected a string such as {SYNTHETIC_EXAMPLE!r}")
+        table.problems.lines.append(f"{where}: expected a string such as {example!r}")
         return None
     try:
-        return parse_synthetic(raw, where)
+        return parse(raw, where)
     except ConfigError as e:
         table.problems.lines.extend(e.problems)
         return None
@@ -817,10 +865,13 @@ def _with_made(
     synthetic: Synthetic | None,
     trace: TraceSpec | None,
     sessions: SessionsSpec | None = None,
+    context: ContextLadder | None = None,
 ) -> tuple[str, ...]:
-    """The run's suites, with those it makes (synthetic prompts, a trace's, sessions')."""
+    """The run's suites, with those it makes (synthetic prompts, a trace's, sessions', the
+    context ladder's rungs)."""
     made = [SYNTHETIC_SUITE] * (synthetic is not None) + [TRACE_SUITE] * (trace is not None)
     made += [SESSIONS_SUITE] * (sessions is not None)
+    made += ladder_suites(context) if context is not None else []
     return (*suites, *(name for name in made if name not in suites))
 
 
@@ -955,6 +1006,7 @@ def with_overrides(
     slice_s: float | None = None,
     ramp_s: float | None = None,
     trials: int | None = None,
+    context_lengths: str | None = None,
 ) -> Profile:
     """The profile with the command line's plan options applied over its [run] table.
 
@@ -983,17 +1035,21 @@ def with_overrides(
             option = "--turns" if turns is not None else "--think-s"
             raise ConfigError([f"{option}: only applies with sessions (--sessions N)"])
         run = replace(run, sessions=_sessions_over(run.sessions, None, turns, think_s))
-    if synthetic is not None or trace is not None or sessions is not None:
+    if any(made is not None for made in (synthetic, trace, sessions, context_lengths)):
         # The suites given beside them, else none but them.
         recipe = None if synthetic is None else parse_synthetic(synthetic, "--synthetic")
         replay = None if trace is None else _trace_over(run.trace, trace, trace_speedup)
         talks = None if sessions is None else _sessions_over(run.sessions, sessions, turns, think_s)
+        ladder = None
+        if context_lengths is not None:
+            ladder = parse_context_lengths(context_lengths, "--context-lengths")
         run = replace(
             run,
             synthetic=recipe,
             trace=replay,
             sessions=talks,
-            suites=_with_made(suites or (), recipe, replay, talks),
+            context=ladder,
+            suites=_with_made(suites or (), recipe, replay, talks, ladder),
         )
     elif suites:
         run = replace(run, suites=suites)

@@ -73,6 +73,15 @@ from nvfp4_tui.config.checks import (
     check_tool_schemas,
     read_prompt_check,
 )
+from nvfp4_tui.config.context_ladder import (
+    ANSWER_TOKENS,
+    ContextLadder,
+    Haystack,
+    ladder_facts,
+    rung_label,
+    rung_suite,
+    rungs,
+)
 from nvfp4_tui.config.datasets import (
     PROMPT_PLACEHOLDER,
     Dataset,
@@ -105,8 +114,11 @@ from nvfp4_tui.config.tomlcheck import (
 )
 from nvfp4_tui.config.trace import TRACE_SUITE, TraceSpec, read_trace
 
-SuiteKind = Literal["text", "code", "math", "tool_call", "choice", "synthetic"]
+SuiteKind = Literal["text", "code", "math", "tool_call", "choice", "synthetic", "context"]
 SUITE_KINDS: tuple[SuiteKind, ...] = get_args(SuiteKind)
+# What a suite file may be: a context ladder's suites are made (``--context-lengths``), not read.
+FILE_KINDS: tuple[SuiteKind, ...] = tuple(k for k in SUITE_KINDS if k != "context")
+FILE_SCORERS: tuple[ScorerName, ...] = tuple(s for s in SCORER_NAMES if s != "recall")
 # Scorers a dataset row can be checked by (the others need more than one reference field).
 DATASET_SCORERS = ("math", "choice", "code_tests")
 MAX_TEMPERATURE = 2.0
@@ -140,11 +152,22 @@ class Prompt:
     # A session's turn (from 1), and the conversation before it: set when it is sent.
     turn: int | None = None
     prior: tuple[dict[str, str], ...] = ()
+    # A context-ladder prompt's: its filler and facts, built when sent (``text`` is then empty).
+    haystack: Haystack | None = None
+
+    @property
+    def tokens_in_asked(self) -> int | None:
+        """The input length it asks for: a synthetic or trace prompt's, a ladder rung's (a
+        session's turn has its history on top, so none)."""
+        if self.haystack is not None:
+            return self.haystack.tokens_in
+        return self.asked.tokens_in if self.asked is not None and self.turn is None else None
 
     def messages(self, system: str | None) -> tuple[dict[str, str], ...]:
         """One request's chat messages: the suite's system message (if any), the conversation
         so far (a session's), then the prompt."""
-        content = self.text if self.blocks is None else self.blocks.text()
+        made = self.blocks or self.haystack
+        content = self.text if made is None else made.text()
         head = ({"role": "system", "content": system},) if system else ()
         return (*head, *self.prior, {"role": "user", "content": content})
 
@@ -164,6 +187,7 @@ class Suite:
     synthetic: Synthetic | None = None  # how its prompts were generated, when they were
     trace: TraceSpec | None = None  # the trace its prompts replay, when they do
     sessions: SessionsSpec | None = None  # its prompts are turns of conversations
+    context: ContextLadder | None = None  # the ladder it is a rung of
 
     @property
     def exact_lengths(self) -> bool:
@@ -404,7 +428,7 @@ def load_suite(path: Path, sample: Sample | None = None) -> Suite:
     name = head.get("name", _an_id, "an id of letters, digits, '_', '.' or '-'", path.stem)
     if name and name != path.stem:
         problems.add("suite.name", f"expected {path.stem!r} (the file's name), got {show(name)}")
-    kind = head.get("kind", one_of(*SUITE_KINDS), " | ".join(f'"{k}"' for k in SUITE_KINDS))
+    kind = head.get("kind", one_of(*FILE_KINDS), " | ".join(f'"{k}"' for k in FILE_KINDS))
     if kind == "synthetic":
         return _read_synthetic_suite(root, head, name, path)
     head.read.add("synthetic")
@@ -420,8 +444,8 @@ def load_suite(path: Path, sample: Sample | None = None) -> Suite:
         head.read.add("min_words")
     system = head.get("system", a_string, "a non-empty string", None)
     temperature = _temperature_of(head)
-    scorers = " | ".join(f'"{s}"' for s in SCORER_NAMES)
-    scorer = head.get("scorer", one_of(*SCORER_NAMES), scorers, None)
+    scorers = " | ".join(f'"{s}"' for s in FILE_SCORERS)
+    scorer = head.get("scorer", one_of(*FILE_SCORERS), scorers, None)
     scorer_unknown = scorer is None and "scorer" in head.data
     if scorer and kind and SCORER_KINDS[scorer] != kind:
         problems.add(
@@ -534,6 +558,38 @@ def sessions_suite(spec: SessionsSpec, path: Path, temperature: float | None = N
     )
 
 
+def context_suites(ladder: ContextLadder, path: Path) -> dict[str, Suite]:
+    """One suite per rung of ``ladder``, shortest first (``max`` last): each of its prompts
+    hides its facts in filler of the rung's length, built when sent."""
+    suites = {}
+    for length in rungs(ladder):
+        prompts = []
+        for index in range(ladder.prompts):
+            facts = ladder_facts(ladder, length, index)
+            key = f"{ladder.seed}|{rung_label(length)}|{index}"
+            prompts.append(
+                Prompt(
+                    id=f"{rung_label(length)}-{index}",
+                    text="",
+                    check=PromptCheck(facts=facts),
+                    haystack=Haystack(length, facts, key),
+                )
+            )
+        suites[rung_suite(length)] = Suite(
+            name=rung_suite(length),
+            kind="context",
+            max_tokens=ANSWER_TOKENS,
+            min_words=None,
+            system=None,
+            prompts=tuple(prompts),
+            path=path,
+            scorer="recall",
+            temperature=0.0,  # greedy, as recall tests are read: a miss is the model's, not a draw
+            context=ladder,
+        )
+    return suites
+
+
 def synthetic_suite(
     spec: Synthetic,
     name: str = SYNTHETIC_SUITE,
@@ -642,6 +698,7 @@ __all__ = [
     "Sample",
     "Suite",
     "SuiteKind",
+    "context_suites",
     "load_suite",
     "load_suites",
     "sample_places",

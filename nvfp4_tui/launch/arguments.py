@@ -89,6 +89,13 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
         "(the run's only suite unless --suites is given too)",
     )
     p.add_argument(
+        "--context-lengths",
+        metavar="LENGTHS",
+        help="the context ladder: prompts of these lengths hiding facts to recall, e.g. "
+        "1k,4k,16k,max (max: each endpoint's own context; the run's only suites unless "
+        "--suites is given too)",
+    )
+    p.add_argument(
         "--trace",
         type=Path,
         metavar="FILE.jsonl",

@@ -52,6 +52,7 @@ def load_overridden(args: argparse.Namespace) -> Profile:
         slice_s=args.slice,
         ramp_s=args.ramp_s,
         trials=args.trials,
+        context_lengths=args.context_lengths,
     )
 
 

@@ -746,7 +746,7 @@ def _sections_of(
 ) -> SectionInput:
     """The sections' input; time slices as asked, else as the run's profile asked."""
     chosen = slice_s if slice_s is not None else run_slice_s(snapshot.manifest)
-    return SectionInput(snapshot.requests(), events, endpoints, chosen)
+    return SectionInput(snapshot.requests(), events, endpoints, chosen, snapshot.server())
 
 
 def render_snapshot(

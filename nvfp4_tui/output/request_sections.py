@@ -13,6 +13,13 @@ from typing import Any, Protocol
 import polars as pl
 
 from nvfp4_tui.core.events import EndpointInfo, Event
+from nvfp4_tui.core.figures.context import LadderRow, capacity_rows
+from nvfp4_tui.output.context_table import (
+    capacity_table,
+    context_rows,
+    depths_table,
+    ladder_table,
+)
 from nvfp4_tui.output.error_table import error_rows, error_table
 from nvfp4_tui.output.lengths_table import length_rows, lengths_table
 from nvfp4_tui.output.schedule_table import open_loop_rows, schedule_table
@@ -31,12 +38,21 @@ class SectionInput:
     events: Sequence[Event]
     endpoints: Sequence[EndpointInfo]
     slice_s: float | None = None  # time slices asked for (report --slice, [run] slice_s)
+    server: pl.DataFrame | None = None  # the server's /metrics polls
+
+
+TableOf = Callable[[Any, Sequence[EndpointInfo]], Table]
 
 
 @dataclass(frozen=True)
 class RequestSection:
     rows: Callable[[SectionInput], Sequence[JsonRow]]  # none: the table is left out
-    table: Callable[[Any, Sequence[EndpointInfo]], Table]
+    table: TableOf
+    also: tuple[TableOf, ...] = ()  # more tables of the same rows (their JSON is the rows')
+
+
+def _context_rows(given: SectionInput) -> list[LadderRow]:
+    return context_rows(given.requests, given.events, given.server, given.endpoints)
 
 
 SECTIONS: tuple[RequestSection, ...] = (
@@ -45,6 +61,8 @@ SECTIONS: tuple[RequestSection, ...] = (
     RequestSection(lambda s: open_loop_rows(s.requests, s.events, s.endpoints), schedule_table),
     RequestSection(lambda s: session_turn_rows(s.requests, s.endpoints), turns_table),
     RequestSection(time_slice_rows, slices_table),
+    RequestSection(_context_rows, ladder_table, also=(depths_table,)),
+    RequestSection(lambda s: capacity_rows(_context_rows(s)), capacity_table),
 )
 
 
@@ -52,7 +70,7 @@ def section_tables(given: SectionInput) -> list[Table]:
     tables = []
     for section in SECTIONS:
         if rows := section.rows(given):
-            tables.append(section.table(rows, given.endpoints))
+            tables += [table(rows, given.endpoints) for table in (section.table, *section.also)]
     return tables
 
 

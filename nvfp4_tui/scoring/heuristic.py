@@ -209,12 +209,13 @@ def score_answer(
     suite: Suite, prompt: Prompt, answer_text: str, tool_calls: list[dict] | None
 ) -> tuple[float, str] | None:
     """The heuristic score of one answer and its detail string, by the suite's kind; None for
-    a synthetic prompt, which asks for a length, not an answer.
+    a synthetic prompt, which asks for a length, not an answer, and for a context ladder's,
+    whose answer is checked exactly (``recall``) and has nothing else to judge.
 
     ``tool_calls`` items are ``{"id", "name", "arguments"}`` with arguments as a JSON string;
     arguments that do not parse as a JSON object match no expected call.
     """
-    if suite.kind == "synthetic":
+    if suite.kind in ("synthetic", "context"):
         return None
     if suite.kind == "tool_call":
         return score_tool_calls(prompt.expected_calls, answer_text, tool_calls or [])

@@ -10,6 +10,7 @@ waits on one. Each scorer gives 0-1 and a detail string; see the scorer modules:
 - ``tool_schema`` (``tool_check``): calls validated against the tools' JSON Schemas and matched.
 - ``japanese`` (``japanese``): length in characters, kana/kanji share, register.
 - ``choice`` (``choice_check``): the option letter chosen, right or wrong.
+- ``recall`` (``recall_check``): a context-ladder prompt's hidden facts found, share of them.
 - ``coverage`` (english, design): the mean of the seed-comparable text heuristic and the share
   of the required parts addressed.
 
@@ -37,6 +38,7 @@ from nvfp4_tui.scoring.coverage import coverage
 from nvfp4_tui.scoring.heuristic import score_text
 from nvfp4_tui.scoring.japanese import score_japanese
 from nvfp4_tui.scoring.math_check import score_math
+from nvfp4_tui.scoring.recall_check import score_recall
 from nvfp4_tui.scoring.sandbox import SandboxLimits
 from nvfp4_tui.scoring.tool_check import score_tool_schema
 
@@ -96,6 +98,7 @@ SCORERS: dict[ScorerName, Scorer] = {
     "japanese": lambda a: score_japanese(a.check, a.answer),
     "choice": lambda a: score_choice(a.check, a.answer),
     "coverage": _covered,
+    "recall": lambda a: score_recall(a.check, a.answer),
 }
 # Scorers of the calls an answer made, not of its text: an answer of calls alone is no empty one.
 SCORES_CALLS: frozenset[ScorerName] = frozenset({"tool_schema"})

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from nvfp4_tui.config.profile import SimSpec
 from nvfp4_tui.sim import codegen, designdoc, english, japanese, mathsteps
 from nvfp4_tui.sim.dataset_answers import AnswerKey
+from nvfp4_tui.sim.recall import recall_answer
 from nvfp4_tui.sim.tokens import count_tokens, message_text, split_tokens
 from nvfp4_tui.sim.toolcalls import ToolCall, make_calls, pick_tools
 from nvfp4_tui.sim.writer import Writer
@@ -228,6 +229,7 @@ def compose(spec: SimSpec, request: ChatRequest, key: AnswerKey | None = None) -
     category = classify(request)
     prompt = request.last_user_text
     keyed = key.get(prompt) if key else None
+    recalled = recall_answer(spec, prompt, rng)
     budget = request.max_tokens if request.max_tokens is not None else 1 << 30
     target = _target_tokens(category, request, rng, spec.quality)
 
@@ -258,6 +260,8 @@ def compose(spec: SimSpec, request: ChatRequest, key: AnswerKey | None = None) -
     elif left > 0:
         if keyed is not None:
             text = keyed.pick(spec.quality, spec.seed)
+        elif recalled is not None:
+            text = recalled
         else:
             writer = Writer(rng, spec.quality, max(1, target - len(reasoning_tokens)))
             if category == "tool_call":

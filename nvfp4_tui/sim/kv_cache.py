@@ -20,6 +20,11 @@ and ``gpu_memory_utilization``). Serving other settings moves them, each from th
   with a 16-bit cache (every run it shows used FP8), so ``s`` is an assumption: a 3B-active NVFP4
   MoE reads about 2 GB of weights a step, and 1,024 tokens of a GQA cache at ~100 KB each are
   5 % of that. Prefill is compute-bound and keeps its time.
+- **Long contexts.** The declared speeds hold for contexts up to ``CONTEXT_REF_TOKENS`` a
+  running request (what the seed's prompts and answers hold); past that, a step reads more of the
+  cache than the measurement's did and takes the longer time of the same formula:
+  ``step(x) / step(running * CONTEXT_REF_TOKENS / KV_READ_REF_TOKENS)``. One request of 128K
+  tokens decodes about 4x slower than at 4K with an 8-bit cache, 6x with a 16-bit one.
 - **Used VRAM** is the budget vLLM takes, ``gpu_memory_utilization`` of the card, whatever the
   dtype: a changed utilisation moves it by its share of the card, a changed dtype not at all.
   The seed's own pair of runs (87,200 MiB with ``auto``, 92,470 MiB with ``fp8`` on GPU 0) reads
@@ -36,6 +41,7 @@ KV_READ_REF_TOKENS = 1024
 # A 96 GB card at 128K context with an FP8 cache, roughly; a 16-bit cache holds half.
 KV_POOL_TOKENS_8BIT = 524_288
 KV_BLOCK_SIZE = 16  # vLLM's default block size, in tokens
+CONTEXT_REF_TOKENS = 4096  # per running request: the contexts the declared speeds were read at
 
 
 def kv_bytes(dtype: str) -> int:
@@ -44,6 +50,9 @@ def kv_bytes(dtype: str) -> int:
 
 
 def kv_capacity_tokens(spec: SimSpec) -> int:
+    """The cache's tokens: the profile's ``kv_cache_tokens``, else the pool for its dtype."""
+    if spec.kv_cache_tokens is not None:
+        return spec.kv_cache_tokens
     return KV_POOL_TOKENS_8BIT // kv_bytes(spec.kv_cache_dtype)
 
 
@@ -59,6 +68,15 @@ def kv_speed_factor(spec: SimSpec, kv_tokens: int) -> float:
         return 1.0
     x = max(kv_tokens, 0) / KV_READ_REF_TOKENS
     return _step(reference, x) / _step(served, x)
+
+
+def context_speed_factor(spec: SimSpec, kv_tokens: int, running: int) -> float:
+    """Decode speed with ``running`` requests holding ``kv_tokens`` relative to the declared
+    one: 1 up to ``CONTEXT_REF_TOKENS`` a request, slower past it."""
+    served = kv_bytes(spec.kv_cache_dtype)
+    reference = max(running, 1) * CONTEXT_REF_TOKENS / KV_READ_REF_TOKENS
+    x = max(kv_tokens, 0) / KV_READ_REF_TOKENS
+    return 1.0 if x <= reference else _step(served, reference) / _step(served, x)
 
 
 def vram_used_mib(spec: SimSpec) -> float:

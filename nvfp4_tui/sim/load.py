@@ -1,7 +1,9 @@
 """Live load of one simulated endpoint: who is running, who waits, and what was observed.
 
 Admission is first come, first served up to ``max_num_seqs`` running requests (vLLM's
-scheduler limit); the rest wait. The counts here drive the token schedule (``running`` is the
+scheduler limit) and while the KV cache has room for a request's prompt and answer; the rest
+wait. (vLLM admits on the prompt's blocks and preempts when decode outgrows the cache; the
+simulator reserves the whole request up front, so it queues where vLLM might preempt.) The counts here drive the token schedule (``running`` is the
 ``c`` of the concurrency curve), the Prometheus gauges, ``/sim/stats`` and the simulated GPU.
 """
 
@@ -48,7 +50,8 @@ class EndpointLoad:
         self.running_at_start: Counter[int] = Counter()
         self.running_while_decoding: Counter[int] = Counter()  # tokens by running count
         self.faults: Counter[str] = Counter()
-        self._queue: deque[asyncio.Future[None]] = deque()
+        self.kv_reserved = 0  # what the running requests were admitted for (prompt and answer)
+        self._queue: deque[tuple[asyncio.Future[None], int]] = deque()
         self._last_change = clock()
         self._busy_s = 0.0
         self._running_s = 0.0
@@ -57,43 +60,62 @@ class EndpointLoad:
         self.received += 1
         return self.received
 
-    async def admit(self) -> tuple[int, bool]:
-        """Wait for a running slot; returns how many run now (this request included) and
-        whether the request had to wait."""
-        queued = self.running >= self.max_num_seqs or bool(self._queue)
+    async def admit(self, kv_needed: int = 0) -> tuple[int, bool]:
+        """Wait for a running slot and room in the KV cache for ``kv_needed`` tokens (its prompt
+        and answer); returns how many run now (this request included) and whether it waited.
+        First come, first served: a request that does not fit holds back those behind it."""
+        queued = bool(self._queue) or not self._fits(kv_needed)
         if queued:
             slot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._queue.append(slot)
+            entry = (slot, kv_needed)
+            self._queue.append(entry)
             self.waiting += 1
             try:
                 await slot
             except asyncio.CancelledError:
                 if slot.done() and not slot.cancelled():
-                    self._release_slot()  # the slot was handed over just as we gave up
+                    self._leave(kv_needed)  # the slot was handed over just as we gave up
                 else:
-                    self._queue.remove(slot)
+                    self._queue.remove(entry)
+                    self._wake()
                 raise
             finally:
                 self.waiting -= 1
         else:
-            self._set_running(self.running + 1)
+            self._enter(kv_needed)
         self.started += 1
         self.max_running = max(self.max_running, self.running)
         self.running_at_start[self.running] += 1
         return self.running, queued
 
-    def release(self, kv_tokens: int) -> None:
-        """A running request ended, holding ``kv_tokens`` of KV cache until now."""
+    def release(self, kv_tokens: int, kv_needed: int = 0) -> None:
+        """A running request ended, holding ``kv_tokens`` of KV cache until now and having
+        been admitted for ``kv_needed``."""
         self.kv_tokens -= kv_tokens
-        self._release_slot()
+        self._leave(kv_needed)
 
-    def _release_slot(self) -> None:
-        while self._queue:
-            slot = self._queue.popleft()
-            if not slot.done():
-                slot.set_result(None)  # the slot passes on; the running count stays
-                return
+    def _fits(self, kv_needed: int) -> bool:
+        if self.running >= self.max_num_seqs:
+            return False
+        # A lone request runs whatever its size: vLLM refuses one past the model's context.
+        return not self.running or self.kv_reserved + kv_needed <= self.kv_capacity_tokens
+
+    def _enter(self, kv_needed: int) -> None:
+        self.kv_reserved += kv_needed
+        self._set_running(self.running + 1)
+
+    def _leave(self, kv_needed: int) -> None:
+        self.kv_reserved -= kv_needed
         self._set_running(self.running - 1)
+        self._wake()
+
+    def _wake(self) -> None:
+        """Admit the waiting requests at the head of the queue that now fit."""
+        while self._queue and self._fits(self._queue[0][1]):
+            slot, kv_needed = self._queue.popleft()
+            if not slot.done():
+                self._enter(kv_needed)
+                slot.set_result(None)
 
     def _set_running(self, running: int) -> None:
         now = self._clock()
@@ -131,6 +153,7 @@ class EndpointLoad:
             "prefix_hits": self.prefix_hits,
             "generation_tokens": self.generation_tokens,
             "kv_cache_usage": round(self.kv_usage, 6),
+            "kv_reserved_tokens": self.kv_reserved,
         }
 
 
@@ -144,27 +167,29 @@ class PrefixCache:
         self._seen: OrderedDict[bytes, None] = OrderedDict()
         self._max_blocks = max_blocks
 
-    def hit_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
-        """Tokens of the prompt's leading blocks already cached (only those prefilled before:
-        a twin that arrives while the first is still in prefill finds nothing)."""
+    def hit_tokens(self, blocks: Sequence[bytes]) -> int:
+        """Tokens of the prompt's leading ``blocks`` already cached (only those prefilled
+        before: a twin that arrives while the first is still in prefill finds nothing)."""
         hits = 0
-        for key in self._block_keys(messages):
+        for key in blocks:
             if key not in self._seen:
                 break
             hits += PREFIX_BLOCK_TOKENS
             self._seen.move_to_end(key)
         return hits
 
-    def remember(self, messages: Sequence[Mapping[str, Any]]) -> None:
+    def remember(self, blocks: Sequence[bytes]) -> None:
         """The prompt's whole blocks, once prefilled, are cached for those that follow."""
-        for key in self._block_keys(messages):
+        for key in blocks:
             self._seen[key] = None
             self._seen.move_to_end(key)
         while len(self._seen) > self._max_blocks:
             self._seen.popitem(last=False)
 
     @staticmethod
-    def _block_keys(messages: Sequence[Mapping[str, Any]]) -> list[bytes]:
+    def blocks(messages: Sequence[Mapping[str, Any]]) -> list[bytes]:
+        """The names of a prompt's whole blocks, made once per request: a 128K-token prompt
+        takes tens of milliseconds to cut into tokens."""
         tokens: list[str] = []
         for message in messages:
             tokens.append(f"<|{message.get('role')}|>")

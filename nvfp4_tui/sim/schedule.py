@@ -10,7 +10,8 @@ with ``time_scale`` k serves the same schedule k times faster (divide by k).
 - Decode: each token takes 1 / (decode_tps * factor(c) * kv(tokens)), with ``c`` the requests
   running at the moment that token is scheduled and ``tokens`` what they hold in the KV cache
   then. kv() is 1 when the cache served takes the bytes of the one measured, else the speed
-  change of ``sim.kv_cache`` (a decode step reads every running request's context).
+  change of ``sim.kv_cache`` (a decode step reads every running request's context), times
+  its slowdown past the contexts the speeds were declared at (``context_speed_factor``).
 - factor(c) interpolates ``concurrency_curve`` linearly; beyond its last point the aggregate
   throughput stays at the last point's value, so factor(c) = factor(last) * last / c.
 """
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from nvfp4_tui.config.profile import SimSpec
-from nvfp4_tui.sim.kv_cache import kv_speed_factor
+from nvfp4_tui.sim.kv_cache import context_speed_factor, kv_speed_factor
 
 
 def concurrency_factor(curve: Sequence[tuple[int, float]], concurrency: int) -> float:
@@ -40,7 +41,8 @@ def decode_tps_at(spec: SimSpec, concurrency: int, kv_tokens: int = 0) -> float:
     """Decode tokens per second of one request while ``concurrency`` requests run, holding
     ``kv_tokens`` in the KV cache together (prompts and the tokens generated so far)."""
     factor = concurrency_factor(spec.concurrency_curve, concurrency)
-    return spec.decode_tps * factor * kv_speed_factor(spec, kv_tokens)
+    context = context_speed_factor(spec, kv_tokens, concurrency)
+    return spec.decode_tps * factor * kv_speed_factor(spec, kv_tokens) * context
 
 
 def aggregate_tps_at(spec: SimSpec, concurrency: int, kv_tokens: int = 0) -> float:

@@ -156,6 +156,7 @@ class _Job:
     # Done when a newer request aborts this one (QuirkSpec.new_request_aborts).
     abort: asyncio.Future[None] | None = None
     cached_tokens: int = 0  # of its prompt, found in the prefix cache when it came in
+    blocks: list[bytes] = field(default_factory=list)  # its prompt's (PrefixCache.blocks)
 
     @property
     def aborted(self) -> bool:
@@ -402,7 +403,8 @@ class SimEndpoint:
         try:
             # The prefix cache is looked up as the request comes in; it holds what was
             # prefilled before (``_prefilled`` adds each prompt once its first token is out).
-            cached = min(self._prefix_cache.hit_tokens(chat.messages), prompt_tokens)
+            blocks = PrefixCache.blocks(chat.messages)
+            cached = min(self._prefix_cache.hit_tokens(blocks), prompt_tokens)
             job = _Job(
                 chat,
                 answer,
@@ -412,6 +414,7 @@ class SimEndpoint:
                 job_id,
                 abort=abort,
                 cached_tokens=cached,
+                blocks=blocks,
             )
             if body.get("stream"):
                 return await self._stream(request, job, stream_options)
@@ -459,7 +462,9 @@ class SimEndpoint:
         loop = asyncio.get_running_loop()
         scale = self.time_scale
         pieces = job.answer.pieces
-        concurrency, queued = await self.load.admit()
+        # Admitted with room in the cache for all it will hold: a full cache queues it.
+        needed = job.prompt_tokens + job.answer.completion_tokens
+        concurrency, queued = await self.load.admit(needed)
         admitted = loop.time()
         held_kv = job.prompt_tokens
         self.load.kv_tokens += job.prompt_tokens
@@ -507,7 +512,7 @@ class SimEndpoint:
         finally:
             if not served:
                 self.load.failed += 1
-            self.load.release(held_kv)
+            self.load.release(held_kv, needed)
 
     def _emitted(self, job: _Job, index: int, piece: Piece, gap_s: float) -> None:
         """Account for a piece sent ``gap_s`` (real seconds) after the previous one (after
@@ -526,7 +531,7 @@ class SimEndpoint:
         self.load.prompt_tokens += job.prompt_tokens
         self.load.prefix_queries += job.prompt_tokens
         self.load.prefix_hits += job.cached_tokens
-        self._prefix_cache.remember(job.chat.messages)
+        self._prefix_cache.remember(job.blocks)
 
     async def _stream(
         self, request: web.Request, job: _Job, stream_options: dict[str, Any]

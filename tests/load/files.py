@@ -12,7 +12,7 @@ from nvfp4_tui.bench.runner import Runner
 from nvfp4_tui.config.plan import LaunchPlan
 from nvfp4_tui.config.profile import Profile, with_urls
 from nvfp4_tui.config.suites import Suite, load_suites
-from nvfp4_tui.core.events import Event
+from nvfp4_tui.core.events import EndpointConfig, Event
 from nvfp4_tui.sim.fleet import SimFleet
 
 SUITE = """
@@ -72,14 +72,24 @@ def run_profile(profile: Profile, time_scale: float = 10.0) -> tuple[list[Event]
     return run_suites(profile, suites, time_scale, model_clock=False)
 
 
-def run_plan(plan: LaunchPlan, time_scale: float = 10.0) -> tuple[list[Event], dict]:
-    """A resolved plan (its made suites: synthetic, trace, sessions) run against the simulated
-    fleet, its rows in the model's seconds; the events and the first endpoint's /sim/stats."""
-    return run_suites(plan.profile, plan.suites, time_scale, model_clock=True)
+def run_plan(
+    plan: LaunchPlan,
+    time_scale: float = 10.0,
+    configuration: tuple[EndpointConfig, ...] = (),
+) -> tuple[list[Event], dict]:
+    """A resolved plan (its made suites: synthetic, trace, sessions, a context ladder) run
+    against the simulated fleet, its rows in the model's seconds, with ``configuration`` what
+    the servers said of themselves; the events and the first endpoint's /sim/stats."""
+    return run_suites(plan.profile, plan.suites, time_scale, model_clock=True, config=configuration)
 
 
 def run_suites(
-    profile: Profile, suites: dict[str, Suite], time_scale: float, *, model_clock: bool
+    profile: Profile,
+    suites: dict[str, Suite],
+    time_scale: float,
+    *,
+    model_clock: bool,
+    config: tuple[EndpointConfig, ...] = (),
 ) -> tuple[list[Event], dict]:
     events: list[Event] = []
 
@@ -87,7 +97,7 @@ def run_suites(
         async with SimFleet(profile.endpoints, time_scale=time_scale) as fleet:
             clock = time_scale if model_clock else 1.0
             live = with_urls(profile, fleet.urls, clock)
-            await Runner(live, suites, "load", events.append).run()
+            await Runner(live, suites, "load", events.append).run(config)
             url = next(iter(fleet.urls.values()))
             stats = await asyncio.to_thread(urllib.request.urlopen, f"{url}/sim/stats", None, 5)
             return json.loads(stats.read())

@@ -66,12 +66,13 @@ def test_prefix_cache_counts_the_whole_leading_blocks_seen_before() -> None:
     user = {"role": "user", "content": "".join(words[20:])}
 
     def sent(*messages: dict[str, str]) -> int:
-        hits = cache.hit_tokens(messages)
-        cache.remember(messages)
+        hits = cache.hit_tokens(PrefixCache.blocks(messages))
+        cache.remember(PrefixCache.blocks(messages))
         return hits
 
-    assert cache.hit_tokens([system, user]) == 0
-    assert cache.hit_tokens([system, user]) == 0  # looked up, not yet prefilled: no hit
+    assert cache.hit_tokens(PrefixCache.blocks([system, user])) == 0
+    # Looked up, not yet prefilled: no hit.
+    assert cache.hit_tokens(PrefixCache.blocks([system, user])) == 0
     assert sent(system, user) == 0
     # The system message's first 16 tokens fill a block; its last 5 fall in the next.
     assert sent(system, {"role": "user", "content": " x"}) == PREFIX_BLOCK_TOKENS

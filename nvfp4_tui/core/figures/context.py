@@ -1,0 +1,299 @@
+"""The context ladder's figures (``config.context_ladder``): per endpoint, rung and load level,
+what a long prompt costs and whether its facts come back, and how many such prompts the server
+runs at once before it queues them.
+
+- **Speed**: TTFT (mean, p50), prefill tok/s (the server's prompt tokens over TTFT, mean) and
+  decode tok/s (mean), over the rung's answered requests.
+- **Recall**: the ``recall`` score's mean (the share of facts found), and by depth the share of
+  answers that found the fact hidden there, from each answer's detail (``recall_detail``).
+- **Capacity**: the server's gauges while the rung's phase ran: requests running and waiting
+  (peaks), KV cache use (peak) and preemptions (counter increase). A level where requests waited
+  or were preempted shows the server full: it ran ``running_peak`` at once. ``capacity`` says
+  per endpoint and rung "fits N at once" from the first such level, or "at least" the highest
+  level that never queued.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nvfp4_tui.core.events import Event, PhaseFinished, PhaseStarted, ServerSample
+from nvfp4_tui.core.stats import counter_increase, finite, mean, percentile
+
+_DETAIL = "recall:"
+
+
+def recall_detail(found: Sequence[tuple[float, bool]]) -> str:
+    """``recall:0=1,0.5=0,1=1``: each hidden fact's depth and whether the answer had it."""
+    return _DETAIL + ",".join(f"{depth:g}={int(hit)}" for depth, hit in found)
+
+
+def recall_by_depth(detail: str | None) -> list[tuple[float, bool]]:
+    """What ``recall_detail`` wrote (reasoning notes after a ``|`` are left aside)."""
+    if not detail or not detail.startswith(_DETAIL):
+        return []
+    found = []
+    for part in detail[len(_DETAIL) :].split("|", 1)[0].split(","):
+        depth, _, hit = part.partition("=")
+        try:
+            found.append((float(depth), hit == "1"))
+        except ValueError:
+            continue
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class LadderSent:
+    """One ladder request as the figures read it."""
+
+    endpoint_id: str
+    suite: str
+    concurrency: int
+    failed: bool
+    tokens_in_asked: int | None
+    tokens_in: int | None
+    ttft_s: float | None
+    prefill_tps: float | None
+    decode_tps: float | None
+    recall: float | None
+    recall_detail: str | None
+
+
+LadderKey = tuple[str, str, int]  # endpoint, rung's suite, concurrency
+
+
+@dataclass(slots=True)
+class _Gauges:
+    running_peak: float | None = None
+    waiting_peak: float | None = None
+    kv_peak_pct: float | None = None
+    preemptions: float | None = None
+    polls: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LadderRow:
+    endpoint_id: str
+    suite: str
+    concurrency: int
+    tokens_in_asked: int | None  # the rung's length as sent to this endpoint
+    requests: int  # answered
+    errors: int
+    tokens_in_mean: float | None  # the server's count
+    ttft_mean_s: float | None
+    ttft_p50_s: float | None
+    prefill_tps_mean: float | None
+    decode_tps_mean: float | None
+    recall_mean: float | None  # share of facts found, over scored answers
+    recall_by_depth: tuple[tuple[float, float], ...]  # (depth, share of answers that found it)
+    running_peak: float | None = None
+    waiting_peak: float | None = None
+    kv_peak_pct: float | None = None
+    preemptions: float | None = None
+    server_polls: int = 0
+
+    @property
+    def full(self) -> bool:
+        """Whether the server queued or preempted requests while this level ran."""
+        return bool(self.waiting_peak) or bool(self.preemptions)
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "kind": "context",
+            "endpoint": self.endpoint_id,
+            "suite": self.suite,
+            "concurrency": self.concurrency,
+            "input_tokens_asked": self.tokens_in_asked,
+            "input_tokens_mean": self.tokens_in_mean,
+            "requests": self.requests,
+            "errors": self.errors,
+            "ttft_mean_s": self.ttft_mean_s,
+            "ttft_p50_s": self.ttft_p50_s,
+            "prefill_tps_mean": self.prefill_tps_mean,
+            "decode_tps_mean": self.decode_tps_mean,
+            "recall_mean": self.recall_mean,
+            "recall_by_depth": {f"{depth:g}": share for depth, share in self.recall_by_depth},
+            "server_running_peak": self.running_peak,
+            "server_waiting_peak": self.waiting_peak,
+            "server_kv_cache_peak_pct": self.kv_peak_pct,
+            "server_preemptions": self.preemptions,
+            "server_polls": self.server_polls,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityRow:
+    """How many requests of one rung an endpoint ran at once before it queued them."""
+
+    endpoint_id: str
+    suite: str
+    tokens_in_asked: int | None
+    fits: int | None  # requests at once; None: no level was polled
+    at_least: bool  # no level queued: it fits ``fits`` or more
+    full_at: int | None  # the first level that queued or preempted
+
+    @property
+    def label(self) -> str:
+        if self.fits is None:
+            return "no server metrics"
+        length = f"{self.tokens_in_asked:,}" if self.tokens_in_asked else "?"
+        return f"fits {'≥ ' if self.at_least else ''}{self.fits} × {length} tokens at once"
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "kind": "context_capacity",
+            "endpoint": self.endpoint_id,
+            "suite": self.suite,
+            "input_tokens_asked": self.tokens_in_asked,
+            "fits": self.fits,
+            "at_least": self.at_least,
+            "full_at_concurrency": self.full_at,
+        }
+
+
+@dataclass(slots=True)
+class _Cell:
+    requests: int = 0
+    errors: int = 0
+    asked: int | None = None
+    tokens_in: list[float] = field(default_factory=list)
+    ttft: list[float] = field(default_factory=list)
+    prefill: list[float] = field(default_factory=list)
+    decode: list[float] = field(default_factory=list)
+    recall: list[float] = field(default_factory=list)
+    depths: dict[float, list[bool]] = field(default_factory=dict)
+
+    def add(self, sent: LadderSent) -> None:
+        if sent.failed:
+            self.errors += 1
+            return
+        self.requests += 1
+        self.asked = sent.tokens_in_asked if sent.tokens_in_asked is not None else self.asked
+        for values, value in (
+            (self.tokens_in, sent.tokens_in),
+            (self.ttft, sent.ttft_s),
+            (self.prefill, sent.prefill_tps),
+            (self.decode, sent.decode_tps),
+            (self.recall, sent.recall),
+        ):
+            if (number := finite(value)) is not None:
+                values.append(float(number))
+        for depth, hit in recall_by_depth(sent.recall_detail):
+            self.depths.setdefault(depth, []).append(hit)
+
+
+class LadderGauges:
+    """The server's gauges per ladder phase: fed the run's phases and polls in time order."""
+
+    def __init__(self, suites: Iterable[str]) -> None:
+        self._suites = set(suites)
+        self._open: dict[str, tuple[LadderKey, float]] = {}  # endpoint -> its running phase
+        self._last: dict[str, ServerSample] = {}
+        self.gauges: dict[LadderKey, _Gauges] = {}
+
+    def apply(self, event: Event) -> None:
+        if isinstance(event, PhaseStarted):
+            self._open.pop(event.endpoint_id, None)
+            if event.suite in self._suites:
+                key = (event.endpoint_id, event.suite, event.concurrency)
+                self._open[event.endpoint_id] = (key, event.t)
+                self.gauges.setdefault(key, _Gauges())
+        elif isinstance(event, PhaseFinished):
+            self._open.pop(event.endpoint_id, None)
+        elif isinstance(event, ServerSample):
+            before = self._last.get(event.endpoint_id)
+            self._last[event.endpoint_id] = event
+            running = self._open.get(event.endpoint_id)
+            if running is None:
+                return
+            gauges = self.gauges[running[0]]
+            gauges.polls += 1
+            gauges.running_peak = _peak(gauges.running_peak, event.requests_running)
+            gauges.waiting_peak = _peak(gauges.waiting_peak, event.requests_waiting)
+            gauges.kv_peak_pct = _peak(gauges.kv_peak_pct, event.kv_cache_pct)
+            if before is not None and before.t >= running[1]:
+                grew = counter_increase(event.preemptions_total, before.preemptions_total)
+                if grew is not None:
+                    gauges.preemptions = (gauges.preemptions or 0.0) + grew
+
+
+def _peak(peak: float | None, value: float | None) -> float | None:
+    if value is None:
+        return peak
+    return value if peak is None else max(peak, value)
+
+
+def ladder_rows(
+    sent: Iterable[LadderSent],
+    gauges: LadderGauges | None = None,
+    endpoint_order: tuple[str, ...] = (),
+) -> list[LadderRow]:
+    """Rows per endpoint (in ``endpoint_order``), rung (shortest first) and level."""
+    cells: dict[LadderKey, _Cell] = {}
+    for one in sent:
+        cells.setdefault((one.endpoint_id, one.suite, one.concurrency), _Cell()).add(one)
+    order = {endpoint_id: i for i, endpoint_id in enumerate(endpoint_order)}
+    polled = gauges.gauges if gauges is not None else {}
+
+    def place(key: LadderKey) -> tuple[Any, ...]:
+        length = cells[key].asked
+        return order.get(key[0], len(order)), key[0], length is None, length or 0, key[1], key[2]
+
+    rows = []
+    for key in sorted(cells, key=place):
+        cell, server = cells[key], polled.get(key, _Gauges())
+        rows.append(
+            LadderRow(
+                endpoint_id=key[0],
+                suite=key[1],
+                concurrency=key[2],
+                tokens_in_asked=cell.asked,
+                requests=cell.requests,
+                errors=cell.errors,
+                tokens_in_mean=mean(cell.tokens_in),
+                ttft_mean_s=mean(cell.ttft),
+                ttft_p50_s=percentile(cell.ttft, 50),
+                prefill_tps_mean=mean(cell.prefill),
+                decode_tps_mean=mean(cell.decode),
+                recall_mean=mean(cell.recall),
+                recall_by_depth=tuple(
+                    (depth, sum(hits) / len(hits)) for depth, hits in sorted(cell.depths.items())
+                ),
+                running_peak=server.running_peak,
+                waiting_peak=server.waiting_peak,
+                kv_peak_pct=server.kv_peak_pct,
+                preemptions=server.preemptions,
+                server_polls=server.polls,
+            )
+        )
+    return rows
+
+
+def capacity_rows(rows: Sequence[LadderRow]) -> list[CapacityRow]:
+    """Per endpoint and rung, from its levels in order (``ladder_rows``' order kept)."""
+    levels: dict[tuple[str, str], list[LadderRow]] = {}
+    for row in rows:
+        levels.setdefault((row.endpoint_id, row.suite), []).append(row)
+    found = []
+    for (endpoint_id, suite), steps in levels.items():
+        polled = sorted((r for r in steps if r.server_polls), key=lambda r: r.concurrency)
+        full = next((r for r in polled if r.full), None)
+        fits: float | None = None
+        if full is not None:  # what ran while the rest waited; else the last level that fit
+            below = [r.concurrency for r in polled if r.concurrency < full.concurrency]
+            fits = full.running_peak or max(below, default=None)
+        elif polled:  # a level of few requests never held its concurrency
+            fits = max(min(r.concurrency, r.requests + r.errors) for r in polled)
+        found.append(
+            CapacityRow(
+                endpoint_id=endpoint_id,
+                suite=suite,
+                tokens_in_asked=steps[0].tokens_in_asked,
+                fits=None if fits is None else round(fits),
+                at_least=full is None,
+                full_at=None if full is None else full.concurrency,
+            )
+        )
+    return found
