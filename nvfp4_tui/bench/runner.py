@@ -42,6 +42,7 @@ from nvfp4_tui.bench.progress import TokenMeter
 from nvfp4_tui.bench.sessions import after, conversations, with_history
 from nvfp4_tui.bench.sweep import describe_stop, phase_plan, stop_rule, trace_phase_plan
 from nvfp4_tui.bench.verify_backlog import VerifyBacklog, judge_config, parse_tool_calls
+from nvfp4_tui.config.context_ladder import Haystack, PromptTokens
 from nvfp4_tui.config.datasets import benchmark_record
 from nvfp4_tui.config.keys import api_key, run_secrets
 from nvfp4_tui.config.levels import load_levels
@@ -74,6 +75,9 @@ HEALTH_INTERVAL_S = 1.0  # ClientHealth: each window's lag and CPU, once a secon
 RETRY_WAIT_CAP_S = 30.0  # the longest Retry-After honoured; a longer one is cut to this
 RETRY_BACKOFF_S = 0.5  # the first wait when the server gave no Retry-After; doubles per attempt
 WARMUP_MAX_TOKENS = 16
+# A probe's purpose: a short ladder prompt whose usage tells the server's tokens per word.
+CONTEXT_TOKENS_PURPOSE = "context_tokens"
+CALIBRATION_WORDS = 256  # filler words of the second calibration prompt
 PROBE_REQUEST_INDEX = -1  # a failed warm-up probe's row: before the phase's own requests
 ALL_DOWN_MESSAGE = "every endpoint was down"
 
@@ -167,9 +171,12 @@ class Runner:
         # with why, in the order they went down.
         self.down: dict[str, str] = {}
         self._refused_length_fields: set[str] = set()  # endpoints that answered them with 4xx
-        # Each endpoint's context (max_model_len), as it said at run start: what the context
-        # ladder's rungs are sized to (``Haystack.sized``).
+        # Each endpoint's context (max_model_len), as it said at run start, and how it counts
+        # a ladder prompt, as its usage said (a tokenizer may cut our words in three): what
+        # the context ladder's rungs are sized by (``Haystack.sized``).
         self.contexts: dict[str, int] = {}
+        self._prompt_tokens: dict[str, PromptTokens] = {}
+        self._calibrated: set[str] = set()
         give_up_s = profile.run.outage_give_up_s
         self._gates = {
             e.id: EndpointGate(e.id, emit, give_up_s=give_up_s) for e in profile.endpoints
@@ -329,7 +336,7 @@ class Runner:
             first_error = None
             if self.profile.run.warmup:
                 self.emit(status(time.time(), endpoint.id, "warmup"))
-                first_error = await self._warm_up(probe, endpoint, phases[0])
+                first_error = await self._probe(probe, endpoint, phases[0], "warmup")
                 if first_error is not None:
                     healthy, message = await probe.health()
                     if not healthy:
@@ -367,20 +374,32 @@ class Runner:
         else:
             self.emit(status(time.time(), endpoint.id, "done", stopped))
 
-    async def _warm_up(
-        self, client: EndpointClient, endpoint: Endpoint, phase: Phase
+    async def _probe(
+        self,
+        client: EndpointClient,
+        endpoint: Endpoint,
+        phase: Phase,
+        purpose: str,
+        prompt: Prompt | None = None,
     ) -> RequestFinished | None:
-        """Send the warm-up probe and record it apart (``ProbeFinished``); a probe that failed
-        comes back as an error row, the endpoint's first, since it is often the one request
-        that carries the server's own message (a server that dies on its first request)."""
+        """Send a probe (the warm-up, or a context ladder's calibration) and record it apart
+        (``ProbeFinished``); a probe that failed comes back as an error row, since it is often
+        the one request that carries the server's own message (a server that dies on its first
+        request): the warm-up's is the endpoint's first row."""
         record = await self._measure(
-            client, endpoint, phase, _first_prompt(phase), PROBE_REQUEST_INDEX, TokenMeter(), True
+            client,
+            endpoint,
+            phase,
+            prompt or _first_prompt(phase),
+            PROBE_REQUEST_INDEX,
+            TokenMeter(),
+            True,
         )
         self.emit(
             ProbeFinished(
                 t=record.t,
                 endpoint_id=endpoint.id,
-                purpose="warmup",
+                purpose=purpose,
                 status=record.status,
                 http_status=record.http_status,
                 ttft_s=record.ttft_s,
@@ -473,14 +492,37 @@ class Runner:
                 prompt = replace(prompt, haystack=prompt.haystack.sent(f"{phase.index}|{index}"))
             yield index, prompt
 
+    async def _calibrate(self, endpoint: Endpoint, phase: Phase) -> None:
+        """Two short prompts of a ladder's kind, one with no filler and one with some: their
+        counts tell how this server counts ours, before a rung is sized to its context."""
+        first = phase.suite.prompts[0]
+        if first.haystack is None:
+            return
+        known = self._prompt_tokens.get(endpoint.id, PromptTokens())
+        # The warm-up's prompt has no filler: with it, only the second is needed.
+        words = [0] * (known.fixed is None) + [CALIBRATION_WORDS]
+        async with self._client(endpoint, 1) as client:
+            for count in words:
+                prompt = replace(first, haystack=first.haystack.probe(count))
+                await self._probe(client, endpoint, phase, CONTEXT_TOKENS_PURPOSE, prompt)
+
+    def _learn_prompt_tokens(
+        self, endpoint_id: str, haystack: Haystack, measurement: Measurement
+    ) -> None:
+        """How the server counts a ladder prompt, from its count of ``haystack``."""
+        if measurement.tokens_in and not measurement.tokens_estimated:
+            known = self._prompt_tokens.get(endpoint_id, PromptTokens())
+            self._prompt_tokens[endpoint_id] = known.learned(haystack, measurement.tokens_in)
+
     def _sized(self, endpoint_id: str, prompts: tuple[Prompt, ...]) -> tuple[Prompt, ...]:
         """The prompts as this endpoint is sent them: ladder rungs sized to its context."""
         context = self.contexts.get(endpoint_id)
+        tokens = self._prompt_tokens.get(endpoint_id, PromptTokens())
         sized = []
         for prompt in prompts:
             if prompt.haystack is None:
                 sized.append(prompt)
-            elif (haystack := prompt.haystack.sized(context)) is not None:
+            elif (haystack := prompt.haystack.sized(context, tokens)) is not None:
                 sized.append(replace(prompt, haystack=haystack))
         return tuple(sized)
 
@@ -496,6 +538,9 @@ class Runner:
 
         ``first_error``, a failed warm-up probe's row, is the phase's first row."""
         plan, run = phase.plan, self.profile.run
+        if phase.suite.context is not None and endpoint.id not in self._calibrated:
+            self._calibrated.add(endpoint.id)
+            await self._calibrate(endpoint, phase)
         self.emit(PhaseStarted(time.time(), endpoint.id, plan.suite, plan.concurrency, phase.index))
         # A closed loop holds its concurrency; an open loop's only caps, with no level to hold.
         meter = TokenMeter(plan.concurrency if plan.rate_rps is None else 0)
@@ -738,6 +783,8 @@ class Runner:
         # When its bytes went out, in real time: the run's timeline is real, its durations not.
         sent_at = sent_t + measurement.queue_s + (measurement.setup_s or 0.0)
         measurement = ModelTime(endpoint.time_scale).measurement(measurement)
+        if prompt.haystack is not None and measurement.status != "error":
+            self._learn_prompt_tokens(endpoint.id, prompt.haystack, measurement)
         if prompt.asked is not None and measurement.status == "incomplete":
             # A synthetic prompt asks for its length: an answer that reached it is whole.
             measurement = replace(measurement, status="ok")
@@ -789,7 +836,7 @@ def _first_prompt(phase: Phase) -> Prompt:
     prompt = phase.suite.prompts[0]
     if prompt.haystack is None:
         return prompt
-    return replace(prompt, haystack=prompt.haystack.warmup())
+    return replace(prompt, haystack=prompt.haystack.probe(0))
 
 
 def _phase_finished(endpoint_id: str, phase: Phase, **totals: Any) -> PhaseFinished:

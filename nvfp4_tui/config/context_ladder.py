@@ -125,8 +125,34 @@ def parse_context_lengths(text: str, where: str) -> ContextLadder:
 
 
 def longest(max_model_len: int) -> int:
-    """The longest prompt whose template and answer fit an endpoint's context."""
-    return max_model_len - ANSWER_TOKENS - TEMPLATE_ROOM
+    """The longest prompt whose template and answer fit an endpoint's context, with 2% of it
+    to spare for a tokenizer that cuts one filler otherwise than another."""
+    return max_model_len - ANSWER_TOKENS - TEMPLATE_ROOM - max_model_len // 50
+
+
+@dataclass(frozen=True)
+class PromptTokens:
+    """How an endpoint's tokenizer counts a ladder prompt: the tokens of all but its filler
+    (header, facts, question and the chat template) and the tokens a filler word takes,
+    each None until its usage told (``learned``). The models we serve take a token a word;
+    the real-server stage's tiny tokenizer, trained on a small corpus, about three."""
+
+    fixed: float | None = None
+    per_word: float | None = None
+
+    def filler_words(self, tokens_in: int, facts: int) -> int:
+        fixed = self.fixed if self.fixed is not None else _FIXED_TOKENS + _TOKENS_PER_FACT * facts
+        return max(int((tokens_in - fixed) / (self.per_word or 1.0)), 0)
+
+    def learned(self, haystack: Haystack, counted: int) -> PromptTokens:
+        """With the server's count of ``haystack`` as sent: a prompt of no filler tells the
+        fixed part, one with filler the tokens a word over it."""
+        words = haystack.filler_words
+        if words == 0:
+            return replace(self, fixed=float(counted))
+        if words is None or self.fixed is None:
+            return self
+        return replace(self, per_word=max((counted - self.fixed) / words, 0.1))
 
 
 @dataclass(frozen=True)
@@ -137,19 +163,32 @@ class Haystack:
     tokens_in: int | None
     facts: tuple[RecallFact, ...]
     key: str
+    filler_words: int | None = None  # what sizing to an endpoint's tokenizer set (``sized``)
 
-    def sized(self, max_model_len: int | None) -> Haystack | None:
-        """This prompt as one endpoint is sent it: the ``max`` rung, and any longer, filled to
-        its context; none when that is unknown (``max``) or too short for a ladder prompt. A
-        context unknown leaves a rung as asked: the server judges."""
-        if max_model_len is None:
-            return self if self.tokens_in is not None else None
-        cap = longest(max_model_len)
-        if cap < MIN_CONTEXT:
+    def sized(
+        self, max_model_len: int | None, tokens: PromptTokens = PromptTokens()
+    ) -> Haystack | None:
+        """This prompt as one endpoint is sent it: as many filler words as make ``tokens_in``
+        of its tokens; the ``max`` rung, and any longer, filled to its context. None when that
+        is unknown (``max``) or too short for a ladder prompt. A context unknown leaves a rung
+        as asked: the server judges."""
+        length = self.tokens_in
+        if max_model_len is not None:
+            cap = longest(max_model_len)
+            if cap < MIN_CONTEXT:
+                return None
+            length = cap if length is None else min(length, cap)
+        if length is None:
             return None
-        if self.tokens_in is None or self.tokens_in > cap:
-            return replace(self, tokens_in=cap)
-        return self
+        return replace(
+            self, tokens_in=length, filler_words=tokens.filler_words(length, len(self.facts))
+        )
+
+    def probe(self, filler_words: int) -> Haystack:
+        """A short prompt of this kind with ``filler_words`` (the warm-up's, a calibration's)."""
+        return replace(
+            self, tokens_in=MIN_CONTEXT, key=f"probe|{self.key}", filler_words=filler_words
+        )
 
     def sent(self, salt: str) -> Haystack:
         """This prompt with filler of its own for one send: the same facts at the same depths,
@@ -157,23 +196,21 @@ class Haystack:
         send's TTFT is a whole prefill."""
         return replace(self, key=f"{self.key}|{salt}")
 
-    def warmup(self) -> Haystack:
-        """A short prompt of this kind, to warm a server up without caching a rung's own."""
-        return replace(self, tokens_in=MIN_CONTEXT, key=f"warmup|{self.key}")
-
     def text(self) -> str:
         if self.tokens_in is None:
             raise ValueError(f"haystack {self.key}: sized() gives it its length first")
-        filler = max(self.tokens_in - _FIXED_TOKENS - _TOKENS_PER_FACT * len(self.facts), 0)
-        words = _filler(Random(f"haystack|{self.key}"), filler)
+        filler = self.filler_words
+        if filler is None:
+            filler = PromptTokens().filler_words(self.tokens_in, len(self.facts))
+        filled = _filler(Random(f"haystack|{self.key}"), filler)
         # Deepest first, so each insertion leaves the places of the shallower ones as they were.
         for fact in sorted(self.facts, key=lambda f: f.depth, reverse=True):
-            words.insert(round(fact.depth * len(words)), fact_sentence(fact))
+            filled.insert(round(fact.depth * len(filled)), fact_sentence(fact))
         names = _listed([f"the {fact.name}" for fact in self.facts])
         return (
             f"Below is a long text of words. Hidden in it are {len(self.facts)} sentences, each "
             "giving the pass code of a named animal. Read all of it, then answer the question "
-            f"at the end.\n\n{' '.join(words)}\n\nQuestion: what are the pass codes of {names}? "
+            f"at the end.\n\n{' '.join(filled)}\n\nQuestion: what are the pass codes of {names}? "
             "Answer with one line for each, written as name: code, and nothing else."
         )
 
@@ -237,6 +274,7 @@ __all__ = [
     "CONTEXT_SUITE_PREFIX",
     "ContextLadder",
     "Haystack",
+    "PromptTokens",
     "hidden_facts",
     "ladder_facts",
     "ladder_suites",

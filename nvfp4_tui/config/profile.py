@@ -150,6 +150,9 @@ class QuirkSpec:
     # Takes vLLM's own sampling fields (ignore_eos, min_tokens, top_k, ...); transformers serve
     # answers HTTP 422 "Unexpected fields in the request" to any of them.
     vllm_sampling_fields: bool = True
+    # Its tokenizer cuts text this many times finer than the simulator's (prompts only): the
+    # real-server stage's tiny model, trained on a small corpus, cuts a short word in ~3.
+    token_scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -490,6 +493,9 @@ def _read_quirks(table: Table | None) -> QuirkSpec:
         new_request_aborts=table.get("new_request_aborts", a_bool, flag, False),
         utf8_fragments=table.get("utf8_fragments", a_bool, flag, False),
         vllm_sampling_fields=table.get("vllm_sampling_fields", a_bool, flag, True),
+        token_scale=table.get(
+            "token_scale", a_number(minimum=1, maximum=16), "a number from 1 to 16", 1.0
+        ),
     )
     table.finish()
     return spec

@@ -382,7 +382,8 @@ class SimEndpoint:
                 if refused is not None:
                     return refused
             chat, stream_options = parse_request(body, self.endpoint.model, self.spec.tools)
-            prompt_tokens = count_prompt_tokens(chat.messages, chat.tools)
+            counted = count_prompt_tokens(chat.messages, chat.tools)
+            prompt_tokens = round(counted * self.quirks.token_scale)
             check_context(prompt_tokens, chat.max_tokens, MAX_MODEL_LEN)
         except BadRequest as e:
             return error_response(e.status, str(e))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 from random import Random
 
@@ -17,6 +18,7 @@ from nvfp4_tui.config.context_ladder import (
     ANSWER_TOKENS,
     ContextLadder,
     Haystack,
+    PromptTokens,
     hidden_facts,
     ladder_facts,
     longest,
@@ -25,7 +27,7 @@ from nvfp4_tui.config.context_ladder import (
 from nvfp4_tui.config.plan import plan_run
 from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides
 from nvfp4_tui.config.suites import load_suite
-from nvfp4_tui.core.events import EndpointConfig, RequestFinished
+from nvfp4_tui.core.events import EndpointConfig, ProbeFinished, RequestFinished
 from nvfp4_tui.core.figures.context import (
     LadderRow,
     capacity_rows,
@@ -106,15 +108,25 @@ def test_each_send_begins_anew_so_no_prefix_is_cached_but_keeps_its_facts() -> N
 
 def test_rungs_are_sized_to_each_endpoints_context() -> None:
     rung, top = Haystack(4096, FACTS, "k"), Haystack(None, FACTS, "k")
-    assert rung.sized(None) == rung  # context unknown: as asked, the server judges
+
+    def length(haystack: Haystack | None) -> int | None:
+        return None if haystack is None else haystack.tokens_in
+
+    assert length(rung.sized(None)) == 4096  # context unknown: as asked, the server judges
     assert top.sized(None) is None  # max of an unknown context: not sent
-    assert rung.sized(131_072) == rung
-    assert top.sized(2048) == Haystack(longest(2048), FACTS, "k")
-    assert rung.sized(2048) == Haystack(longest(2048), FACTS, "k")  # capped, not dropped
+    assert length(rung.sized(131_072)) == 4096
+    assert length(top.sized(2048)) == longest(2048)
+    assert length(rung.sized(2048)) == longest(2048)  # capped, not dropped
     assert longest(2048) + ANSWER_TOKENS < 2048
     assert rung.sized(300) is None  # no room for a ladder prompt at all
     with pytest.raises(ValueError, match="sized"):
         top.text()
+    # Sized by how the server counts: its fixed part, then its tokens a filler word.
+    fine = PromptTokens(fixed=400.0, per_word=3.0)
+    assert rung.sized(None, fine) == replace(rung, filler_words=(4096 - 400) // 3)
+    learned = PromptTokens().learned(rung.probe(0), 500)
+    assert learned == PromptTokens(fixed=500.0)
+    assert learned.learned(rung.probe(256), 500 + 3 * 256) == PromptTokens(500.0, 3.0)
 
 
 def test_recall_is_exact_per_fact_under_its_own_name() -> None:
@@ -194,11 +206,11 @@ def test_capacity_is_what_ran_when_the_server_first_queued() -> None:
     assert [(r.fits, r.at_least) for r in roomy] == [(4, True)]
 
 
-def _ladder_run(tmp_path: Path, lengths: str, context: int | None = None) -> list:
+def _ladder_run(tmp_path: Path, lengths: str, context: int | None = None, sim: str = "") -> list:
     path = write_profile(
         tmp_path,
         "requests = 1\nconcurrency = [1]",
-        [endpoint_toml("a", 0, decode_tps=300.0, ttft_s=0.05) + "prefill_tps = 16000\n"],
+        [endpoint_toml("a", 0, decode_tps=300.0, ttft_s=0.05) + "prefill_tps = 16000\n" + sim],
     )
     plan = plan_run(with_overrides(load_profile(path), context_lengths=lengths))
     config = () if context is None else (EndpointConfig("a", max_model_len=context),)
@@ -222,10 +234,8 @@ def test_a_ladder_run_reports_speed_and_recall_by_length(tmp_path: Path) -> None
     for row in rows:
         assert row["requests"] == 2 and row["recall_mean"] == 1.0
         assert row["recall_by_depth"] == {"0": 1.0, "0.5": 1.0, "1": 1.0}
-        # The server's count: the asked length, less what the estimate kept spare.
-        assert (
-            row["input_tokens_asked"] - 120 < row["input_tokens_mean"] <= row["input_tokens_asked"]
-        )
+        # The server's count is the length asked: the calibration probes told how it counts.
+        assert row["input_tokens_mean"] == pytest.approx(row["input_tokens_asked"], rel=0.01)
         expected = expected_ttft_s(spec, round(row["input_tokens_mean"]))
         assert row["ttft_mean_s"] == pytest.approx(expected, rel=0.25)
         assert row["prefill_tps_mean"] < 16000
@@ -233,6 +243,23 @@ def test_a_ladder_run_reports_speed_and_recall_by_length(tmp_path: Path) -> None
     assert ttfts == sorted(ttfts) and ttfts[-1] > 3 * ttfts[0]
     assert "Context ladder: TTFT (mean, p50)" in text
     assert "Context ladder recall by depth" in text and "depth 50%" in text
+
+
+def test_rungs_are_measured_in_the_servers_tokens_whatever_its_tokenizer(tmp_path: Path) -> None:
+    """A tokenizer that cuts our words in three (the real-server stage's tiny model): the
+    calibration probe's usage says so, and every rung comes out as long as asked, in its
+    tokens, the top one within the context."""
+    quirk = "[endpoint.sim.quirks]\ntoken_scale = 3.0\n"
+    events, rows, _ = _ladder_run(tmp_path, "1k,max", context=8192, sim=quirk)
+    bare, filled = [e for e in events if isinstance(e, ProbeFinished)]  # no warm-up here
+    assert {bare.purpose, filled.purpose} == {"context_tokens"}
+    assert bare.tokens_in is not None and filled.tokens_in is not None
+    assert filled.tokens_in - bare.tokens_in == 3 * 256  # the 256 filler words, cut in three
+    assert all(e.status == "ok" for e in events if isinstance(e, RequestFinished))
+    for row in rows:
+        asked = row["input_tokens_asked"]
+        assert row["input_tokens_mean"] == pytest.approx(asked, rel=0.01), row
+    assert rows[-1]["input_tokens_asked"] == longest(8192)
 
 
 def test_without_a_known_context_the_max_rung_is_not_sent(tmp_path: Path) -> None:

@@ -21,7 +21,11 @@ if str(BENCHMARKS_DIR) not in sys.path:
     sys.path.insert(0, str(BENCHMARKS_DIR))  # real_server's pairing of rows with the wire
 
 MODEL_BUILD_TIMEOUT_S = 600.0
-SERVERS = ("vllm", "vllm_fragile", "transformers_server")
+SERVERS = ("vllm", "vllm_fragile", "vllm_small_kv", "transformers_server")
+# Blocks of 128 tokens (the CPU build's block size; 16 on a GPU): the model's whole context
+# (2048) and a little more, so two prompts of 1K tokens run at once and a third waits (vLLM
+# refuses a cache under one context).
+SMALL_KV_BLOCKS = 20
 
 
 def _python(kind: str) -> Path:
@@ -59,6 +63,9 @@ def fleet(
         "vllm_fragile": lambda: servers.vllm_spec(
             _python("vllm"), tiny_model.model_dir(models, 16), tool_parser=False
         ),
+        "vllm_small_kv": lambda: servers.vllm_spec(
+            _python("vllm"), head64, tool_parser=False, kv_blocks=SMALL_KV_BLOCKS
+        ),
         "transformers_server": lambda: servers.transformers_spec(_python("transformers"), head64),
     }
     started = {name: servers.start(specs[name](), logs) for name in SERVERS if name in wanted}
@@ -86,6 +93,12 @@ def vllm_fragile(fleet: dict[str, servers.RunningServer]) -> servers.RunningServ
     """vLLM with the head-size-16 model and no tool parser: refuses tool choice, then dies on
     its first generation."""
     return _ready(fleet, "vllm_fragile")
+
+
+@pytest.fixture(scope="module")
+def vllm_small_kv(fleet: dict[str, servers.RunningServer]) -> servers.RunningServer:
+    """vLLM with the head-size-64 model and a KV cache of ``SMALL_KV_BLOCKS`` blocks."""
+    return _ready(fleet, "vllm_small_kv")
 
 
 @pytest.fixture(scope="module")

@@ -63,9 +63,12 @@ class ServerSpec:
     health_path: str = "/health"
 
 
-def vllm_spec(python: Path, model: Path, *, tool_parser: bool) -> ServerSpec:
+def vllm_spec(
+    python: Path, model: Path, *, tool_parser: bool, kv_blocks: int | None = None
+) -> ServerSpec:
     """vLLM's OpenAI server: its console script fails in the CPU build (it looks up a `vllm`
-    distribution), so the module; eager mode skips torch.compile's minutes of warm-up."""
+    distribution), so the module; eager mode skips torch.compile's minutes of warm-up.
+    ``kv_blocks`` sets its KV cache to that many blocks (of 128 tokens in the CPU build)."""
     args = [
         "-m",
         "vllm.entrypoints.openai.api_server",
@@ -81,6 +84,8 @@ def vllm_spec(python: Path, model: Path, *, tool_parser: bool) -> ServerSpec:
     ]
     if tool_parser:
         args += ["--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+    if kv_blocks is not None:
+        args += ["--num-gpu-blocks-override", str(kv_blocks)]
     env = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
     return ServerSpec("vllm", python, tuple(args), env)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from nvfp4_tui.config.context_ladder import longest
 from nvfp4_tui.store.reader import open_snapshot
 from tests.real_servers import servers, tool
 from tests.real_servers.servers import RunningServer
@@ -215,3 +216,55 @@ def test_a_ramped_plan_in_two_trials_sliced(vllm: RunningServer, tmp_path: Path)
         requests = open_snapshot(path).requests()
         assert sum(r["requests"] for r in sliced) == requests.height > 0
         assert {r["slice_s"] for r in sliced} == {2.0}  # the run's own slice, from its profile
+
+
+def test_the_context_ladder_climbs_to_the_models_own_context(
+    vllm: RunningServer, tmp_path: Path
+) -> None:
+    """The tiny model's tokenizer cuts our short words in about three: the rungs are sized by
+    vLLM's own counts of two calibration prompts, so each is as long as asked in its tokens,
+    and ``max`` fills the 2048 it said it takes, with no request refused for its length.
+    (Under ~512 of its tokens the header, facts and question alone are longer than asked.)"""
+    profile = tool.write_profile(
+        tmp_path / "profile.toml", vllm.url, suites=["english"], concurrency=[1]
+    )
+    ran = tool.run(profile, tmp_path / "out", "--context-lengths", "512,1k,max")
+    assert ran.returncode == 0, ran.output
+    rows = ran.snapshot.requests()
+    assert set(rows.get_column("suite")) == {"context_512", "context_1k", "context_max"}
+    assert rows.filter(pl.col("status") == "error").is_empty(), rows.get_column("error_message")
+    ladder = [r for r in tool.report_rows(ran.snapshot) if r.get("kind") == "context"]
+    assert [(r["suite"], r["input_tokens_asked"]) for r in ladder] == [
+        ("context_512", 512),
+        ("context_1k", 1024),
+        ("context_max", longest(servers.MAX_MODEL_LEN)),
+    ]
+    for row in ladder:
+        asked = row["input_tokens_asked"]
+        assert row["input_tokens_mean"] == pytest.approx(asked, rel=0.03), row
+        assert row["ttft_mean_s"] > 0 and row["prefill_tps_mean"] > 0
+        assert 0.0 <= row["recall_mean"] <= 1.0  # random weights: whatever it says, checked
+        assert set(row["recall_by_depth"]) == {"0", "0.5", "1"}
+
+
+def test_the_capacity_step_sees_vllm_queue_when_its_kv_cache_is_small(
+    vllm_small_kv: RunningServer, tmp_path: Path
+) -> None:
+    """A KV cache of 20 blocks of 128 (2,560 tokens) holds two 1K-token requests: at four in flight
+    vLLM runs two and queues the rest (``vllm:num_requests_waiting``), and the report says
+    how many fit from what it ran then."""
+    profile = tool.write_profile(
+        tmp_path / "profile.toml", vllm_small_kv.url, suites=["english"], concurrency=[1]
+    )
+    extra = ("--context-lengths", "1k", "--concurrency", "1,4", "--duration", "6")
+    ran = tool.run(profile, tmp_path / "out", *extra)
+    assert ran.returncode == 0, ran.output
+    report = tool.report_rows(ran.snapshot)
+    levels = {r["concurrency"]: r for r in report if r.get("kind") == "context"}
+    assert set(levels) == {1, 4} and all(r["server_polls"] > 0 for r in levels.values())
+    assert levels[1]["server_waiting_peak"] == 0
+    assert levels[4]["server_waiting_peak"] >= 1, levels[4]
+    (capacity,) = [r for r in report if r.get("kind") == "context_capacity"]
+    assert capacity["full_at_concurrency"] == 4 and not capacity["at_least"]
+    assert capacity["fits"] == levels[4]["server_running_peak"]
+    assert 1 <= capacity["fits"] <= 2  # 2,560 tokens hold two prompts of 1K and their answers
