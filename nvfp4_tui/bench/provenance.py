@@ -152,6 +152,13 @@ def _positive_int(value: object) -> int | None:
     return None
 
 
+def _label_int(value: object) -> int | None:
+    """A Prometheus label's whole number ("16"), as a positive int."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 13:
+        return _positive_int(int(value))
+    return None
+
+
 async def _cache_config(body: str | None, secrets: Secrets) -> dict[str, str] | None:
     if body is None:
         return None
@@ -217,6 +224,8 @@ def endpoint_configs(config: Mapping[str, Config]) -> tuple[EndpointConfig, ...]
             model_root=text(entry.get("model_root")),
             max_model_len=_positive_int(entry.get("max_model_len")),
             kv_cache_dtype=text(_cache("cache_dtype")(entry)),
+            kv_block_size=_label_int(_cache("block_size")(entry)),
+            kv_blocks=_label_int(_cache("num_gpu_blocks")(entry)),
             gpu_name=text(_gpu("name")(entry)),
             driver_version=text(_gpu("driver_version")(entry)),
             cuda_driver_version=text(_gpu("cuda_driver_version")(entry)),

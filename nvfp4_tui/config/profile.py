@@ -182,7 +182,8 @@ class SimSpec:
     # The chance it recalls a fact hidden in the middle of a context of so many tokens (the
     # context ladder's); at the start and the end it misses less (``sim.recall``).
     recall_curve: tuple[tuple[int, float], ...] = DEFAULT_RECALL_CURVE
-    # Its KV cache in tokens; None: the pool of ``sim.kv_cache`` for its cache's dtype.
+    # Its KV cache's tokens in an 8-bit dtype (a 16-bit one holds half: the same bytes); None:
+    # a 96 GB card's pool (``sim.kv_cache``).
     kv_cache_tokens: int | None = None
     power_limit_w: float = 600.0
     gpu_name: str = "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"

@@ -99,6 +99,8 @@ class EndpointConfig:
     model_root: str | None = None
     max_model_len: int | None = None
     kv_cache_dtype: str | None = None
+    kv_block_size: int | None = None  # tokens a KV cache block holds (cache_config_info)
+    kv_blocks: int | None = None  # the blocks the cache holds (num_gpu_blocks)
     gpu_name: str | None = None
     driver_version: str | None = None
     cuda_driver_version: str | None = None

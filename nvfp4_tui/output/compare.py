@@ -56,6 +56,7 @@ from nvfp4_tui.core.figures.scores import HEURISTIC, SCORE_LABELS, VERIFIED
 from nvfp4_tui.core.gpu_track import GpuKey, GpuKeys
 from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.core.slo import Load
+from nvfp4_tui.output.compare_context import context_json, context_pairs, context_tables
 from nvfp4_tui.output.compare_server_view import (
     server_view_json,
     server_view_pairs,
@@ -391,6 +392,7 @@ def compare_snapshots(
         if m not in metrics
     ) + (() if one_clock else (f"aggregate throughput: {_other_clocks(pairs)}",))
     board_a, board_b = snapshot_board(a), snapshot_board(b)
+    context = context_pairs(a, b, pairs)
     in_flight_a, in_flight_b = recorded_in_flight(a.manifest), recorded_in_flight(b.manifest)
     loads = {r.load for r in board_a.rows} | {lv.load for lv in board_a.levels}
     label_of = {load: load_label(load, in_flight_a, in_flight_b) for load in loads}
@@ -458,6 +460,8 @@ def compare_snapshots(
         configuration_changes=tuple(config_differences(a.manifest, b.manifest)),
         server_view=server_view_pairs(a, b, pairs),
         pairings=tuple(pairs),
+        context=context[0],
+        context_capacity=context[1],
     )
 
 
@@ -585,6 +589,7 @@ def render_comparison(comparison: Comparison, fmt: str = "text") -> str:
         )
     if (server_view := server_view_table(comparison.server_view, markdown=markdown)) is not None:
         parts.append(server_view)
+    parts += context_tables(comparison.context, comparison.context_capacity, markdown=markdown)
     parts.append("\n".join(line(note) for note in _notes(comparison)))
     return "\n\n".join(parts)
 
@@ -713,4 +718,5 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
             for v in c.vram
         ],
         "server_view": server_view_json(c.server_view),
+        **context_json(c.context, c.context_capacity),
     }

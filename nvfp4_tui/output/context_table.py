@@ -156,13 +156,14 @@ def _shade(share: float) -> str:
 
 def capacity_table(rows: Sequence[CapacityRow], endpoints: Sequence[EndpointInfo]) -> Table:
     labels = {e.id: e.label for e in endpoints}
-    headers = ["endpoint", "rung", "capacity", "first full level"]
+    headers = ["endpoint", "rung", "capacity", "first full level", "KV cache (server)"]
     body = [
         [
             labels.get(r.endpoint_id, r.endpoint_id),
             r.suite.removeprefix(CONTEXT_SUITE_PREFIX),
             r.label,
             "—" if r.full_at is None else f"c={r.full_at}",
+            r.cache,
         ]
         for r in rows
     ]

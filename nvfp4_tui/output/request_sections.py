@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from nvfp4_tui.core.events import EndpointInfo, Event
-from nvfp4_tui.core.figures.context import LadderRow, capacity_rows
+from nvfp4_tui.core.figures.context import LadderRow, capacity_rows, run_configs
 from nvfp4_tui.output.context_table import (
     capacity_table,
     context_rows,
@@ -62,7 +62,9 @@ SECTIONS: tuple[RequestSection, ...] = (
     RequestSection(lambda s: session_turn_rows(s.requests, s.endpoints), turns_table),
     RequestSection(time_slice_rows, slices_table),
     RequestSection(_context_rows, ladder_table, also=(depths_table,)),
-    RequestSection(lambda s: capacity_rows(_context_rows(s)), capacity_table),
+    RequestSection(
+        lambda s: capacity_rows(_context_rows(s), run_configs(s.events)), capacity_table
+    ),
 )
 
 

@@ -50,10 +50,10 @@ def kv_bytes(dtype: str) -> int:
 
 
 def kv_capacity_tokens(spec: SimSpec) -> int:
-    """The cache's tokens: the profile's ``kv_cache_tokens``, else the pool for its dtype."""
-    if spec.kv_cache_tokens is not None:
-        return spec.kv_cache_tokens
-    return KV_POOL_TOKENS_8BIT // kv_bytes(spec.kv_cache_dtype)
+    """The cache's tokens: the pool (the profile's ``kv_cache_tokens``, else a 96 GB card's)
+    in its dtype; the pool's bytes are the same whatever the dtype, so 16 bits hold half."""
+    pool = spec.kv_cache_tokens if spec.kv_cache_tokens is not None else KV_POOL_TOKENS_8BIT
+    return pool // kv_bytes(spec.kv_cache_dtype)
 
 
 def _step(bytes_per_element: int, x: float) -> float:

@@ -268,3 +268,5 @@ def test_the_capacity_step_sees_vllm_queue_when_its_kv_cache_is_small(
     assert capacity["full_at_concurrency"] == 4 and not capacity["at_least"]
     assert capacity["fits"] == levels[4]["server_running_peak"]
     assert 1 <= capacity["fits"] <= 2  # 2,560 tokens hold two prompts of 1K and their answers
+    # The cache as vLLM's cache_config_info says it: the CPU build's blocks are 128 tokens.
+    assert (capacity["kv_block_size"], capacity["kv_blocks"]) == (128, 20)

@@ -304,8 +304,9 @@ def test_two_simulated_runs_compare_on_decode_speed_and_throughput_per_level(
     assert set(body) == {
         "run_a", "run_b", "alpha", "tests", "effect_size", "speed", "metrics", "missing",
         "configuration_changes", "only_a", "only_b", "pairs", "cells", "levels", "vram",
-        "server_view",
+        "server_view", "context", "context_capacity",
     }  # fmt: skip
+    assert body["context"] == body["context_capacity"] == []  # no context ladder in these runs
     assert (body["speed"], body["effect_size"]) == ("decode_tps", "cliffs_delta")
     cell = body["cells"][0]
     assert cell["load"] == {"kind": "concurrency", "value": 1, "label": "c=1"}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nvfp4_tui.core.figures.context import CapacityPair, LadderPair
 from nvfp4_tui.core.figures.scores import SCORE_LABELS, VERIFIED
 from nvfp4_tui.core.figures.server_view import ServerViewPair
 from nvfp4_tui.core.slo import Load
@@ -203,6 +204,8 @@ class Comparison:
     configuration_changes: tuple[str, ...] = ()
     server_view: tuple[ServerViewPair, ...] = ()  # the servers' own figures, per level
     pairings: tuple[Pairing, ...] = ()
+    context: tuple[LadderPair, ...] = ()  # the context ladder's rungs, per level
+    context_capacity: tuple[CapacityPair, ...] = ()
 
     @property
     def pairing_notes(self) -> tuple[str, ...]:

@@ -15,11 +15,18 @@ runs at once before it queues them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nvfp4_tui.core.events import Event, PhaseFinished, PhaseStarted, ServerSample
+from nvfp4_tui.core.events import (
+    EndpointConfig,
+    Event,
+    PhaseFinished,
+    PhaseStarted,
+    RunStarted,
+    ServerSample,
+)
 from nvfp4_tui.core.stats import counter_increase, finite, mean, percentile
 
 _DETAIL = "recall:"
@@ -133,6 +140,20 @@ class CapacityRow:
     fits: int | None  # requests at once; None: no level was polled
     at_least: bool  # no level queued: it fits ``fits`` or more
     full_at: int | None  # the first level that queued or preempted
+    # The cache it filled, as the server said at run start (cache_config_info); None unsaid.
+    kv_cache_dtype: str | None = None
+    kv_block_size: int | None = None
+    kv_blocks: int | None = None
+
+    @property
+    def cache(self) -> str:
+        """``fp8, 4,096 blocks × 16 tokens``: what the server said its KV cache is."""
+        blocks = (
+            f"{self.kv_blocks:,} blocks × {self.kv_block_size} tokens"
+            if self.kv_blocks and self.kv_block_size
+            else None
+        )
+        return ", ".join(part for part in (self.kv_cache_dtype, blocks) if part) or "—"
 
     @property
     def label(self) -> str:
@@ -150,6 +171,9 @@ class CapacityRow:
             "fits": self.fits,
             "at_least": self.at_least,
             "full_at_concurrency": self.full_at,
+            "kv_cache_dtype": self.kv_cache_dtype,
+            "kv_block_size": self.kv_block_size,
+            "kv_blocks": self.kv_blocks,
         }
 
 
@@ -219,6 +243,12 @@ class LadderGauges:
                     gauges.preemptions = (gauges.preemptions or 0.0) + grew
 
 
+def run_configs(events: Iterable[Event]) -> dict[str, EndpointConfig]:
+    """What each endpoint said of itself at run start (the first RunStarted's)."""
+    started = next((e for e in events if isinstance(e, RunStarted)), None)
+    return {} if started is None else {c.endpoint_id: c for c in started.configuration}
+
+
 def _peak(peak: float | None, value: float | None) -> float | None:
     if value is None:
         return peak
@@ -271,8 +301,12 @@ def ladder_rows(
     return rows
 
 
-def capacity_rows(rows: Sequence[LadderRow]) -> list[CapacityRow]:
-    """Per endpoint and rung, from its levels in order (``ladder_rows``' order kept)."""
+def capacity_rows(
+    rows: Sequence[LadderRow], configs: Mapping[str, EndpointConfig] | None = None
+) -> list[CapacityRow]:
+    """Per endpoint and rung, from its levels in order (``ladder_rows``' order kept), with
+    each endpoint's cache as ``configs`` (its RunStarted's) says."""
+    configs = configs or {}
     levels: dict[tuple[str, str], list[LadderRow]] = {}
     for row in rows:
         levels.setdefault((row.endpoint_id, row.suite), []).append(row)
@@ -286,6 +320,7 @@ def capacity_rows(rows: Sequence[LadderRow]) -> list[CapacityRow]:
             fits = full.running_peak or max(below, default=None)
         elif polled:  # a level of few requests never held its concurrency
             fits = max(min(r.concurrency, r.requests + r.errors) for r in polled)
+        said = configs.get(endpoint_id, EndpointConfig(endpoint_id))
         found.append(
             CapacityRow(
                 endpoint_id=endpoint_id,
@@ -294,6 +329,67 @@ def capacity_rows(rows: Sequence[LadderRow]) -> list[CapacityRow]:
                 fits=None if fits is None else round(fits),
                 at_least=full is None,
                 full_at=None if full is None else full.concurrency,
+                kv_cache_dtype=said.kv_cache_dtype,
+                kv_block_size=said.kv_block_size,
+                kv_blocks=said.kv_blocks,
             )
         )
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class LadderPair:
+    """One endpoint's rung at one level in two runs (``compare``): None where a run lacks it."""
+
+    label: str
+    suite: str
+    concurrency: int
+    a: LadderRow | None
+    b: LadderRow | None
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityPair:
+    label: str
+    suite: str
+    a: CapacityRow | None
+    b: CapacityRow | None
+
+
+def pair_ladders(
+    pairs: Sequence[tuple[str, str, str]],
+    rows_a: Sequence[LadderRow],
+    rows_b: Sequence[LadderRow],
+) -> tuple[LadderPair, ...]:
+    """Each endpoint pair's (id in A, id in B, label) rungs and levels, A's order then B's."""
+    by_a = {(r.endpoint_id, r.suite, r.concurrency): r for r in rows_a}
+    by_b = {(r.endpoint_id, r.suite, r.concurrency): r for r in rows_b}
+    out = []
+    for endpoint_a, endpoint_b, label in pairs:
+        keys = [(s, c) for e, s, c in by_a if e == endpoint_a]
+        keys += [(s, c) for e, s, c in by_b if e == endpoint_b and (s, c) not in keys]
+        for suite, concurrency in keys:
+            a, b = (
+                by_a.get((endpoint_a, suite, concurrency)),
+                by_b.get((endpoint_b, suite, concurrency)),
+            )
+            out.append(LadderPair(label, suite, concurrency, a, b))
+    return tuple(out)
+
+
+def pair_capacities(
+    pairs: Sequence[tuple[str, str, str]],
+    rows_a: Sequence[CapacityRow],
+    rows_b: Sequence[CapacityRow],
+) -> tuple[CapacityPair, ...]:
+    by_a = {(r.endpoint_id, r.suite): r for r in rows_a}
+    by_b = {(r.endpoint_id, r.suite): r for r in rows_b}
+    out = []
+    for endpoint_a, endpoint_b, label in pairs:
+        suites = [s for e, s in by_a if e == endpoint_a]
+        suites += [s for e, s in by_b if e == endpoint_b and s not in suites]
+        out += [
+            CapacityPair(label, s, by_a.get((endpoint_a, s)), by_b.get((endpoint_b, s)))
+            for s in suites
+        ]
+    return tuple(out)
