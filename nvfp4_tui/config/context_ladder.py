@@ -19,7 +19,9 @@ it; a fact found is exactly that, never partly.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from random import Random
@@ -202,37 +204,55 @@ class Haystack:
         filler = self.filler_words
         if filler is None:
             filler = PromptTokens().filler_words(self.tokens_in, len(self.facts))
-        filled = _filler(Random(f"haystack|{self.key}"), filler)
-        # Deepest first, so each insertion leaves the places of the shallower ones as they were.
-        for fact in sorted(self.facts, key=lambda f: f.depth, reverse=True):
-            filled.insert(round(fact.depth * len(filled)), fact_sentence(fact))
+        facts = sorted(self.facts, key=lambda f: f.depth)
+        pieces = _filler(
+            Random(f"haystack|{self.key}"), filler, [round(f.depth * filler) for f in facts]
+        )
+        filled = [pieces[0]]
+        for fact, piece in zip(facts, pieces[1:], strict=True):
+            filled += [fact_sentence(fact), piece]
         names = _listed([f"the {fact.name}" for fact in self.facts])
         return (
             f"Below is a long text of words. Hidden in it are {len(self.facts)} sentences, each "
             "giving the pass code of a named animal. Read all of it, then answer the question "
-            f"at the end.\n\n{' '.join(filled)}\n\nQuestion: what are the pass codes of {names}? "
+            f"at the end.\n\n{' '.join(part for part in filled if part)}\n\nQuestion: what are the pass codes of {names}? "
             "Answer with one line for each, written as name: code, and nothing else."
         )
 
 
 @lru_cache(maxsize=1)
-def _base_words() -> tuple[str, ...]:
-    return tuple(words_of(Random("haystack-base"), _BASE_WORDS).split(" "))
+def _base_cycle() -> tuple[str, tuple[int, ...]]:
+    """The shared filler: its words as one text (each with a space after it), and where each
+    word starts in it."""
+    words = words_of(Random("haystack-base"), _BASE_WORDS).split(" ")
+    starts = tuple(itertools.accumulate((len(w) + 1 for w in words[:-1]), initial=0))
+    return "".join(f"{w} " for w in words), starts
 
 
-def _filler(rng: Random, count: int) -> list[str]:
-    """``count`` words: a head drawn for this prompt (its own first blocks, so nothing of it
-    is in a server's prefix cache, whose block names chain from the first), then the shared
-    base words from a place of its own, repeated as far as needed. Tiled, not drawn word by
-    word: a 128K-token prompt is built in milliseconds, on the loop that times the others."""
+def _filler(rng: Random, count: int, cuts: Sequence[int]) -> list[str]:
+    """``count`` words as text, in pieces cut before each word index of ``cuts`` (ascending):
+    a head drawn for this prompt (its own first blocks, so nothing of it is in a server's
+    prefix cache, whose block names chain from the first), then the shared words from a place
+    of its own, repeated as far as needed. Sliced from one text, not joined word by word: a
+    128K-token prompt is built in a fraction of a millisecond, on the loop that times the rest."""
     head = words_of(rng, min(count, _HEAD_WORDS)).split(" ") if count else []
-    base = _base_words()
-    start = rng.randrange(len(base))
-    turned = [*base[start:], *base[:start]]
-    rest = count - len(head)
-    body = turned * (rest // len(turned) + 1)
-    del body[rest:]
-    return head + body
+    cycle, starts = _base_cycle()
+    start = rng.randrange(len(starts))
+    body = cycle * ((start + count) // len(starts) + 1)
+
+    def offset(word: int) -> int:
+        at = start + word
+        return at // len(starts) * len(cycle) + starts[at % len(starts)]
+
+    def span(low: int, high: int) -> str:
+        parts = [" ".join(head[low:high])] if low < len(head) else []
+        first, last = max(low - len(head), 0), max(high - len(head), 0)
+        if last > first:
+            parts.append(body[offset(first) : offset(last) - 1])  # less the last word's space
+        return " ".join(part for part in parts if part)
+
+    edges = [0, *cuts, count]
+    return [span(low, high) for low, high in itertools.pairwise(edges)]
 
 
 def fact_sentence(fact: RecallFact) -> str:
