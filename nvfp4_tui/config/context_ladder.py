@@ -29,8 +29,8 @@ from random import Random
 from nvfp4_tui.config.checks import RecallFact
 from nvfp4_tui.config.synthetic import words_of
 from nvfp4_tui.config.tomlcheck import ConfigError
+from nvfp4_tui.core.figures.context import CONTEXT_SUITE_PREFIX
 
-CONTEXT_SUITE_PREFIX = "context_"
 MIN_CONTEXT = 256  # tokens: below this the facts and the question are most of the prompt
 MAX_CONTEXT = 1 << 21
 DEPTHS = (0.0, 0.5, 1.0)  # start, middle, end

@@ -25,6 +25,7 @@ from nvfp4_tui.core.events import (
     ServerSample,
     TokenProgress,
 )
+from nvfp4_tui.core.figures.context import CONTEXT_SUITE_PREFIX, LadderSent, LadderTally
 from nvfp4_tui.core.figures.leaderboard import (
     LeaderboardFold,
     LeaderRow,
@@ -90,6 +91,7 @@ class EndpointState:
         # The run's leaderboard, shared by every endpoint of it (FleetState.figures).
         self.figures = figures if figures is not None else LeaderboardFold()
         self.metric_stats = MetricStatsFold()  # every statistic of every metric, per level
+        self.ladder = LadderTally()  # the context ladder's rungs, per level (detail screen)
         self.gpu = gpu  # shared with FleetState.gpus; None when the endpoint names no GPU index
         plans = tuple(plans)
         # Goodput, SLO attainment, throughput per load level, knee, capacity (nvfp4_tui.core.slo).
@@ -394,6 +396,8 @@ class EndpointState:
         )
 
     def _on_request(self, event: RequestFinished) -> None:
+        if event.suite.startswith(CONTEXT_SUITE_PREFIX):
+            self.ladder.add(LadderSent.of(event))
         end_t = request_end_t(event, self.info.time_scale)
         self.load.add(event)
         phase = self._phases.get(event.phase_index)

@@ -9,6 +9,7 @@ from typing import Any
 
 from nvfp4_tui.core.figures.comparison import Pairing
 from nvfp4_tui.core.figures.context import (
+    CONTEXT_SUITE_PREFIX,
     CapacityPair,
     CapacityRow,
     LadderPair,
@@ -18,7 +19,7 @@ from nvfp4_tui.core.figures.context import (
     pair_ladders,
     run_configs,
 )
-from nvfp4_tui.output.context_table import CONTEXT_SUITE_PREFIX, context_rows
+from nvfp4_tui.output.context_table import context_rows
 from nvfp4_tui.output.report import endpoints_of
 from nvfp4_tui.output.tables import format_table
 from nvfp4_tui.store.reader import Snapshot

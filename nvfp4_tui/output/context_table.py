@@ -10,6 +10,7 @@ import polars as pl
 
 from nvfp4_tui.core.events import EndpointInfo, Event, RequestFinished
 from nvfp4_tui.core.figures.context import (
+    CONTEXT_SUITE_PREFIX,
     CapacityRow,
     LadderGauges,
     LadderRow,
@@ -19,7 +20,6 @@ from nvfp4_tui.core.figures.context import (
 from nvfp4_tui.output.tables import Table, ms_cell, number_cell
 from nvfp4_tui.store.schema import frame_to_events
 
-CONTEXT_SUITE_PREFIX = "context_"  # config.context_ladder's: output reads no config
 LADDER_TITLE = (
     "Context ladder: TTFT (mean, p50), prefill tok/s (prompt tokens / TTFT, mean) and decode "
     "tok/s (mean) by prompt length; recall = share of the hidden facts found (verified, mean); "

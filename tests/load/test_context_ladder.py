@@ -204,6 +204,11 @@ def test_capacity_is_what_ran_when_the_server_first_queued() -> None:
     ]
     roomy = capacity_rows([level(1, 1, 0), level(8, 4, 0)])  # 4 requests never filled c=8
     assert [(r.fits, r.at_least) for r in roomy] == [(4, True)]
+    # Polls that missed the queue: the server's own queue time still tells.
+    missed = replace(level(4, 2, 0), server_queue_mean_s=0.8)
+    assert [(r.fits, r.full_at) for r in capacity_rows([level(2, 2, 0), missed])] == [(2, 4)]
+    brief = replace(level(4, 4, 0), server_queue_mean_s=0.002)  # a scheduler step, not a queue
+    assert [r.at_least for r in capacity_rows([brief])] == [True]
 
 
 def _ladder_run(tmp_path: Path, lengths: str, context: int | None = None, sim: str = "") -> list:

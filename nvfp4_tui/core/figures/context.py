@@ -24,12 +24,17 @@ from nvfp4_tui.core.events import (
     Event,
     PhaseFinished,
     PhaseStarted,
+    RequestFinished,
     RunStarted,
     ServerSample,
 )
 from nvfp4_tui.core.stats import counter_increase, finite, mean, percentile
 
+CONTEXT_SUITE_PREFIX = "context_"  # every ladder rung's suite: context_1k, context_max
 _DETAIL = "recall:"
+# A mean time in the server's queue past this is a full server: one with room admits a request
+# at its next step, milliseconds after it came.
+QUEUED_S = 0.1
 
 
 def recall_detail(found: Sequence[tuple[float, bool]]) -> str:
@@ -67,6 +72,22 @@ class LadderSent:
     recall: float | None
     recall_detail: str | None
 
+    @classmethod
+    def of(cls, event: RequestFinished) -> LadderSent:
+        return cls(
+            event.endpoint_id,
+            event.suite,
+            event.concurrency,
+            event.status == "error",
+            event.tokens_in_asked,
+            event.tokens_in,
+            event.ttft_s,
+            event.prefill_tps,
+            event.decode_tps,
+            event.score_verified,
+            event.score_verified_detail,
+        )
+
 
 LadderKey = tuple[str, str, int]  # endpoint, rung's suite, concurrency
 
@@ -78,6 +99,8 @@ class _Gauges:
     kv_peak_pct: float | None = None
     preemptions: float | None = None
     polls: int = 0
+    queue_s: float = 0.0  # summed over the requests the server timed in its queue
+    queued: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,11 +123,16 @@ class LadderRow:
     kv_peak_pct: float | None = None
     preemptions: float | None = None
     server_polls: int = 0
+    # vLLM's request_queue_time over the requests that finished while the rung ran: unlike
+    # the sampled gauges, it misses no queueing that fell between two polls.
+    server_queue_mean_s: float | None = None
 
     @property
     def full(self) -> bool:
-        """Whether the server queued or preempted requests while this level ran."""
-        return bool(self.waiting_peak) or bool(self.preemptions)
+        """Whether the server queued or preempted requests while this level ran: a waiting
+        gauge or preemptions seen, or its requests' mean time in its queue over ``QUEUED_S``."""
+        queued = self.server_queue_mean_s is not None and self.server_queue_mean_s > QUEUED_S
+        return bool(self.waiting_peak) or bool(self.preemptions) or queued
 
     def json(self) -> dict[str, Any]:
         return {
@@ -127,6 +155,7 @@ class LadderRow:
             "server_kv_cache_peak_pct": self.kv_peak_pct,
             "server_preemptions": self.preemptions,
             "server_polls": self.server_polls,
+            "server_queue_mean_s": self.server_queue_mean_s,
         }
 
 
@@ -237,6 +266,9 @@ class LadderGauges:
             gauges.running_peak = _peak(gauges.running_peak, event.requests_running)
             gauges.waiting_peak = _peak(gauges.waiting_peak, event.requests_waiting)
             gauges.kv_peak_pct = _peak(gauges.kv_peak_pct, event.kv_cache_pct)
+            if event.queue_mean_s is not None and event.queue_count:
+                gauges.queue_s += event.queue_mean_s * event.queue_count
+                gauges.queued += event.queue_count
             if before is not None and before.t >= running[1]:
                 grew = counter_increase(event.preemptions_total, before.preemptions_total)
                 if grew is not None:
@@ -255,50 +287,73 @@ def _peak(peak: float | None, value: float | None) -> float | None:
     return value if peak is None else max(peak, value)
 
 
+class LadderTally:
+    """Ladder requests folded per endpoint, rung and level, in any order: the report feeds it a
+    snapshot's rows, the live state each request as it comes."""
+
+    def __init__(self) -> None:
+        self._cells: dict[LadderKey, _Cell] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._cells)
+
+    def add(self, sent: LadderSent) -> None:
+        self._cells.setdefault((sent.endpoint_id, sent.suite, sent.concurrency), _Cell()).add(sent)
+
+    def rows(
+        self, gauges: LadderGauges | None = None, endpoint_order: tuple[str, ...] = ()
+    ) -> list[LadderRow]:
+        """Rows per endpoint (in ``endpoint_order``), rung (shortest first) and level."""
+        cells = self._cells
+        order = {endpoint_id: i for i, endpoint_id in enumerate(endpoint_order)}
+        polled = gauges.gauges if gauges is not None else {}
+
+        def place(key: LadderKey) -> tuple[Any, ...]:
+            length = cells[key].asked
+            rank = order.get(key[0], len(order))
+            return rank, key[0], length is None, length or 0, key[1], key[2]
+
+        return [
+            _row(key, cells[key], polled.get(key, _Gauges())) for key in sorted(cells, key=place)
+        ]
+
+
+def _row(key: LadderKey, cell: _Cell, server: _Gauges) -> LadderRow:
+    return LadderRow(
+        endpoint_id=key[0],
+        suite=key[1],
+        concurrency=key[2],
+        tokens_in_asked=cell.asked,
+        requests=cell.requests,
+        errors=cell.errors,
+        tokens_in_mean=mean(cell.tokens_in),
+        ttft_mean_s=mean(cell.ttft),
+        ttft_p50_s=percentile(cell.ttft, 50),
+        prefill_tps_mean=mean(cell.prefill),
+        decode_tps_mean=mean(cell.decode),
+        recall_mean=mean(cell.recall),
+        recall_by_depth=tuple(
+            (depth, sum(hits) / len(hits)) for depth, hits in sorted(cell.depths.items())
+        ),
+        running_peak=server.running_peak,
+        waiting_peak=server.waiting_peak,
+        kv_peak_pct=server.kv_peak_pct,
+        preemptions=server.preemptions,
+        server_polls=server.polls,
+        server_queue_mean_s=server.queue_s / server.queued if server.queued else None,
+    )
+
+
 def ladder_rows(
     sent: Iterable[LadderSent],
     gauges: LadderGauges | None = None,
     endpoint_order: tuple[str, ...] = (),
 ) -> list[LadderRow]:
     """Rows per endpoint (in ``endpoint_order``), rung (shortest first) and level."""
-    cells: dict[LadderKey, _Cell] = {}
+    tally = LadderTally()
     for one in sent:
-        cells.setdefault((one.endpoint_id, one.suite, one.concurrency), _Cell()).add(one)
-    order = {endpoint_id: i for i, endpoint_id in enumerate(endpoint_order)}
-    polled = gauges.gauges if gauges is not None else {}
-
-    def place(key: LadderKey) -> tuple[Any, ...]:
-        length = cells[key].asked
-        return order.get(key[0], len(order)), key[0], length is None, length or 0, key[1], key[2]
-
-    rows = []
-    for key in sorted(cells, key=place):
-        cell, server = cells[key], polled.get(key, _Gauges())
-        rows.append(
-            LadderRow(
-                endpoint_id=key[0],
-                suite=key[1],
-                concurrency=key[2],
-                tokens_in_asked=cell.asked,
-                requests=cell.requests,
-                errors=cell.errors,
-                tokens_in_mean=mean(cell.tokens_in),
-                ttft_mean_s=mean(cell.ttft),
-                ttft_p50_s=percentile(cell.ttft, 50),
-                prefill_tps_mean=mean(cell.prefill),
-                decode_tps_mean=mean(cell.decode),
-                recall_mean=mean(cell.recall),
-                recall_by_depth=tuple(
-                    (depth, sum(hits) / len(hits)) for depth, hits in sorted(cell.depths.items())
-                ),
-                running_peak=server.running_peak,
-                waiting_peak=server.waiting_peak,
-                kv_peak_pct=server.kv_peak_pct,
-                preemptions=server.preemptions,
-                server_polls=server.polls,
-            )
-        )
-    return rows
+        tally.add(one)
+    return tally.rows(gauges, endpoint_order)
 
 
 def capacity_rows(

@@ -18,6 +18,7 @@ from textual.widgets import Collapsible, Static
 from textual_plotext.plot import Plot
 
 from nvfp4_tui.core.endpoint_state import EndpointState
+from nvfp4_tui.core.figures.context import CONTEXT_SUITE_PREFIX
 from nvfp4_tui.core.figures.errors import shown_error_message
 from nvfp4_tui.core.figures.scores import SCORE_LABELS
 from nvfp4_tui.core.plain_text import plain_text, widget_id
@@ -112,6 +113,18 @@ class FittedSubtitleChart(UnfittedChart):
         self.border_subtitle = next(fits, self._subtitles[-1] if self._subtitles else None)
 
 
+# The ladder's table: what each rung costs and whether its facts came back; a column per depth.
+LADDER_COLUMNS: tuple[Column, ...] = (
+    ("rung", "rung"),
+    ("load", "c"),
+    ("tokens", "tokens"),
+    ("ttft", "TTFT"),
+    ("prefill", "prefill t/s"),
+    ("decode", "decode t/s"),
+    ("recall", "recall"),
+)
+
+
 class DetailScreen(StateScreen):
     CSS_PATH = "detail.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -125,6 +138,7 @@ class DetailScreen(StateScreen):
         self._charts_key: tuple[object, ...] | None = None
         self._charts_t = -float("inf")
         self._rows_key: tuple[object, ...] | None = None
+        self._ladder_key: tuple[object, ...] | None = None
         self._answer: AnswerText | None = None
         self._head: tuple[Content, ...] = ()
         self._error: ErrorInfo | None = None
@@ -160,6 +174,10 @@ class DetailScreen(StateScreen):
             table = LiveTable(id="requests", zebra_stripes=True)
             table.border_title = "Recent requests"
             yield table
+            ladder = LiveTable(id="ladder", zebra_stripes=True)
+            ladder.border_title = "Context ladder (means; recall: share of hidden facts found)"
+            ladder.display = False  # in place of the latest answer once a rung has answered
+            yield ladder
             with VerticalScroll(id="answer") as answer:
                 answer.border_title = "Latest answer"
                 yield Static(id="answer-meta")
@@ -188,6 +206,7 @@ class DetailScreen(StateScreen):
         self._show_head(endpoint)
         self._show_error(endpoint, state)
         self._show_requests(endpoint, state)
+        self._show_ladder(endpoint)
         self._show_answer(endpoint)
         gpu_samples = endpoint.gpu.samples if endpoint.gpu else 0
         key = (self.fleet_app.generation, endpoint.version, gpu_samples)
@@ -306,6 +325,40 @@ class DetailScreen(StateScreen):
             ]
             shown.append((str(line), cells))
         self.query_one("#requests", LiveTable).show_rows(columns, shown)
+
+    def _show_ladder(self, endpoint: EndpointState) -> None:
+        """The ladder's rungs by level, once one has answered: a ladder's answers are lines of
+        codes, its figures are what a reader wants here."""
+        key = (self.fleet_app.generation, endpoint.version, self.app.theme)
+        if key == self._ladder_key:
+            return
+        self._ladder_key = key
+        rows = endpoint.ladder.rows() if endpoint.ladder else []
+        self.query_one("#ladder", LiveTable).display = bool(rows)
+        self.query_one("#answer").display = not rows
+        self.set_class(bool(rows), "-ladder")
+        if not rows:
+            return
+        depths = sorted({depth for row in rows for depth, _ in row.recall_by_depth})
+        columns: list[Column] = [
+            *LADDER_COLUMNS,
+            *((f"depth-{d:g}", f"@{d:.0%}") for d in depths),
+        ]
+        shown: list[Row] = []
+        for row in rows:
+            by_depth = dict(row.recall_by_depth)
+            cells: list[Cell] = [
+                Text(row.suite.removeprefix(CONTEXT_SUITE_PREFIX)),
+                _right(str(row.concurrency)),
+                _right(units.figure(row.tokens_in_mean)),
+                _right(units.seconds_as_ms(row.ttft_mean_s)),
+                _right(units.figure(row.prefill_tps_mean)),
+                _right(units.tps(row.decode_tps_mean)),
+                _right(units.score(row.recall_mean)),
+                *(_right(units.score(by_depth.get(depth))) for depth in depths),
+            ]
+            shown.append((f"{row.suite}|{row.concurrency}", cells))
+        self.query_one("#ladder", LiveTable).show_rows(columns, shown)
 
     def _show_answer(self, endpoint: EndpointState) -> None:
         answer = endpoint.last_answer
