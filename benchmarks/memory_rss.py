@@ -7,7 +7,11 @@ also applied to a ``FleetState``. Concurrency 4 on every endpoint, the six suite
 another, each phase bounded by time. RSS is sampled every few seconds; the slope over the second
 half of the run (after the state's ring buffers have filled) says whether memory grows.
 
-Usage: ``python benchmarks/memory_rss.py [--quick]``.
+``--ladder 32k,128k`` runs the context ladder instead (issue 29): prompts of those lengths, each
+built when sent and half a megabyte at 128K tokens, so RSS says whether the client holds more than
+the requests in flight. Its result goes to ``results/memory_ladder.json``.
+
+Usage: ``python benchmarks/memory_rss.py [--quick] [--ladder LENGTHS]``.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class Settings:
     time_scale: float
     concurrency: int
     sample_s: float
+    ladder: str | None = None  # --context-lengths of a ladder run
 
 
 QUICK = Settings(duration_s=60.0, time_scale=20.0, concurrency=4, sample_s=2.0)
@@ -95,6 +100,8 @@ async def _run_session(session: Session, settings: Settings) -> tuple[list, str]
 
 def run(settings: Settings) -> dict[str, Any]:
     profile = load_profile(DEMO_PROFILE)
+    if settings.ladder is not None:
+        profile = with_overrides(profile, context_lengths=settings.ladder)
     suites_count = len(profile.run.suites)
     profile = with_overrides(
         profile,
@@ -182,7 +189,8 @@ def report(numbers: dict[str, Any]) -> list[str]:
     return [
         harness.table(
             "Memory: Session + FleetState in one process, demo fleet at c=4, time scale "
-            f"{numbers.get('time_scale', 20):g}",
+            f"{numbers.get('time_scale', 20):g}"
+            + (f", context ladder {numbers['ladder']}" if numbers.get("ladder") else ""),
             [
                 "min",
                 "sim min",
@@ -218,15 +226,18 @@ NOTES = [
 def main(argv: list[str] | None = None) -> int:
     parser = harness.parser(__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, help="run this long instead (wall-clock minutes)")
+    parser.add_argument("--ladder", metavar="LENGTHS", help="a context ladder run, e.g. 32k,128k")
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else FULL
     if args.minutes:
         settings = replace(settings, duration_s=args.minutes * 60)
+    if args.ladder:
+        settings = replace(settings, ladder=args.ladder)
     return harness.measure_and_publish(
-        NAME,
+        f"{NAME}_ladder" if args.ladder else NAME,
         args,
         settings,
-        run=lambda s: {**run(s), "time_scale": s.time_scale},
+        run=lambda s: {**run(s), "time_scale": s.time_scale, "ladder": s.ladder},
         targets=targets,
         report=report,
         notes=NOTES,
