@@ -17,7 +17,9 @@ from nvfp4_tui.core.figures.context import (
     LadderSent,
     ladder_rows,
 )
+from nvfp4_tui.core.outside_text import outside_line
 from nvfp4_tui.output.tables import Table, ms_cell, number_cell
+from nvfp4_tui.output.text_chart import line_chart
 from nvfp4_tui.store.schema import frame_to_events
 
 LADDER_TITLE = (
@@ -168,3 +170,30 @@ def capacity_table(rows: Sequence[CapacityRow], endpoints: Sequence[EndpointInfo
         for r in rows
     ]
     return CAPACITY_TITLE, headers, body
+
+
+def ladder_chart(rows: Sequence[LadderRow], endpoints: Sequence[EndpointInfo]) -> str | None:
+    """Each endpoint's TTFT mean rung by rung at its first level: what a longer context costs
+    before the first token."""
+    if not rows:
+        return None
+    labels = {e.id: outside_line(e.label) for e in endpoints}
+    rungs = list(dict.fromkeys(r.suite for r in rows))  # rows come shortest rung first
+    first_level: dict[str, int] = {}
+    series: dict[str, dict[int, float]] = {}
+    for row in rows:
+        level = first_level.setdefault(row.endpoint_id, row.concurrency)
+        if row.concurrency == level and row.ttft_mean_s is not None:
+            series.setdefault(row.endpoint_id, {})[rungs.index(row.suite)] = row.ttft_mean_s
+    if not series:
+        return None
+    return line_chart(
+        [
+            (labels.get(endpoint_id) or outside_line(endpoint_id), list(by), list(by.values()))
+            for endpoint_id, by in series.items()
+        ],
+        title="TTFT mean by context length (each endpoint's first level)",
+        xlabel="rung",
+        ylabel="TTFT s",
+        xticks=(list(range(len(rungs))), [r.removeprefix(CONTEXT_SUITE_PREFIX) for r in rungs]),
+    )

@@ -50,6 +50,7 @@ from nvfp4_tui.core.slo import (
     run_plans,
 )
 from nvfp4_tui.core.timing_doubt import MODELLED_TIME, timing_doubt
+from nvfp4_tui.output.context_table import context_rows, ladder_chart
 from nvfp4_tui.output.formats import REPORT
 from nvfp4_tui.output.request_sections import SectionInput, section_json, section_tables
 from nvfp4_tui.output.server_view import server_view_rows, server_view_table
@@ -780,7 +781,14 @@ def render_snapshot(
     if detail and not markdown:
         board = snapshot_board(snapshot)
         given = _sections_of(snapshot, snapshot.report_events(), board.endpoints, slice_s)
-        charts = [throughput_chart(board), slices_chart(time_slice_rows(given), board.endpoints)]
+        charts = [
+            throughput_chart(board),
+            slices_chart(time_slice_rows(given), board.endpoints),
+            ladder_chart(
+                context_rows(given.requests, given.events, given.server, given.endpoints),
+                board.endpoints,
+            ),
+        ]
         parts += [chart for chart in charts if chart is not None]
     return "\n\n".join(parts)
 
