@@ -702,7 +702,7 @@ def report_tables(
     doubts = doubt_table(events, board.endpoints)
     if doubts is not None:
         tables.append(doubts)
-    tables += section_tables(_sections_of(snapshot, events, board.endpoints, slice_s))
+    tables += section_tables(sections_of(snapshot, events, board.endpoints, slice_s))
     server_view = snapshot_server_view(snapshot)
     if server_view:
         tables.append(server_view_table(server_view, board.endpoints))
@@ -739,7 +739,7 @@ def read_in_part_note(snapshot: Snapshot) -> str:
     )
 
 
-def _sections_of(
+def sections_of(
     snapshot: Snapshot,
     events: Sequence[Event],
     endpoints: Sequence[EndpointInfo],
@@ -766,7 +766,7 @@ def render_snapshot(
         rows = [*leaderboard_json(board, score_name), *benchmark_json(board)]
         rows += load_json_rows(snapshot.report_events())
         events = snapshot.report_events()
-        rows += section_json(_sections_of(snapshot, events, board.endpoints, slice_s))
+        rows += section_json(sections_of(snapshot, events, board.endpoints, slice_s))
         rows += [row.json() for row in snapshot_server_view(snapshot)]
         rows += metric_stats_json(metric_stats_of(snapshot.requests(), snapshot.report_events()))
         return json.dumps(rows, indent=1)
@@ -780,7 +780,7 @@ def render_snapshot(
     ]
     if detail and not markdown:
         board = snapshot_board(snapshot)
-        given = _sections_of(snapshot, snapshot.report_events(), board.endpoints, slice_s)
+        given = sections_of(snapshot, snapshot.report_events(), board.endpoints, slice_s)
         charts = [
             throughput_chart(board),
             slices_chart(time_slice_rows(given), board.endpoints),

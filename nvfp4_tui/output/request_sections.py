@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from nvfp4_tui.core.events import EndpointInfo, Event
-from nvfp4_tui.core.figures.context import LadderRow, capacity_rows, run_configs
+from nvfp4_tui.core.figures.context import CapacityRow, LadderRow, capacity_rows, run_configs
 from nvfp4_tui.output.context_table import (
     capacity_table,
     context_rows,
@@ -55,6 +55,12 @@ def _context_rows(given: SectionInput) -> list[LadderRow]:
     return context_rows(given.requests, given.events, given.server, given.endpoints)
 
 
+def _capacity_rows(given: SectionInput) -> list[CapacityRow]:
+    """Those the server's polls tell (none polled: the server view says it served no metrics)."""
+    rows = capacity_rows(_context_rows(given), run_configs(given.events))
+    return [row for row in rows if row.fits is not None]
+
+
 SECTIONS: tuple[RequestSection, ...] = (
     RequestSection(lambda s: error_rows(s.requests, s.endpoints), error_table),
     RequestSection(lambda s: length_rows(s.requests, s.events, s.endpoints), lengths_table),
@@ -62,15 +68,16 @@ SECTIONS: tuple[RequestSection, ...] = (
     RequestSection(lambda s: session_turn_rows(s.requests, s.endpoints), turns_table),
     RequestSection(time_slice_rows, slices_table),
     RequestSection(_context_rows, ladder_table, also=(depths_table,)),
-    RequestSection(
-        lambda s: capacity_rows(_context_rows(s), run_configs(s.events)), capacity_table
-    ),
+    RequestSection(_capacity_rows, capacity_table),
 )
 
 
-def section_tables(given: SectionInput) -> list[Table]:
+def section_tables(given: SectionInput, leave_out: tuple[TableOf, ...] = ()) -> list[Table]:
+    """Every section's tables that have rows, but those made by ``leave_out``."""
     tables = []
     for section in SECTIONS:
+        if section.table in leave_out:
+            continue
         if rows := section.rows(given):
             tables += [table(rows, given.endpoints) for table in (section.table, *section.also)]
     return tables

@@ -41,11 +41,13 @@ from nvfp4_tui.output.report import (
     quality_summary,
     requests_summary,
     route_summary,
+    sections_of,
     snapshot_server_view,
     speed_summary,
     throughput_summary,
     vram_table,
 )
+from nvfp4_tui.output.request_sections import section_tables
 from nvfp4_tui.output.server_view import server_view_table
 from nvfp4_tui.output.tables import format_table, markdown_line
 from nvfp4_tui.store.reader import Snapshot
@@ -260,6 +262,11 @@ def build_writeup(snapshot: Snapshot, score_name: str | None = None) -> Writeup:
             tuple(_recommendation(rec, board, route_summary(board, score))),
         )
     )
+    # The workloads' own tables (lengths, schedule, turns, slices, the context ladder); the
+    # errors' table is among the flags below.
+    given = sections_of(snapshot, events, board.endpoints, None)
+    if workloads := section_tables(given, leave_out=(error_table,)):
+        sections.append(Section("Workloads", tuple(map(TableBlock, workloads))))
     flags: list[Block] = [TableBlock(requests_summary(board))]
     if errors := error_rows(snapshot.requests(), board.endpoints):
         flags.append(TableBlock(error_table(errors, board.endpoints)))

@@ -465,6 +465,8 @@ class SimEndpoint:
         pieces = job.answer.pieces
         # Admitted with room in the cache for all it will hold: a full cache queues it.
         needed = job.prompt_tokens + job.answer.completion_tokens
+        # vLLM's queue time starts at its scheduler, after the request was read and tokenized.
+        ready = loop.time()
         concurrency, queued = await self.load.admit(needed)
         admitted = loop.time()
         held_kv = job.prompt_tokens
@@ -506,7 +508,7 @@ class SimEndpoint:
             served = True
             self.load.served += 1
             self.metrics.e2e_s.observe((loop.time() - job.arrived) * self.time_scale)
-            self.metrics.queue_s.observe((admitted - job.arrived) * self.time_scale)
+            self.metrics.queue_s.observe((admitted - ready) * self.time_scale)
             self.metrics.prefill_s.observe((first_emit - admitted) * self.time_scale)
             self.metrics.decode_s.observe((last_emit - first_emit) * self.time_scale)
             self.load.finished[job.answer.finish_reason] += 1

@@ -35,11 +35,13 @@ from nvfp4_tui.core.figures.context import (
     recall_detail,
 )
 from nvfp4_tui.output.report import render
+from nvfp4_tui.output.writeup import TableBlock, build_writeup
 from nvfp4_tui.scoring.recall_check import score_recall
 from nvfp4_tui.sim.kv_cache import context_speed_factor
 from nvfp4_tui.sim.load import EndpointLoad
 from nvfp4_tui.sim.recall import recall_answer, recall_chance
 from nvfp4_tui.sim.schedule import expected_ttft_s
+from nvfp4_tui.store.reader import open_snapshot
 from tests.load.files import endpoint_toml, run_plan, write_profile
 from tests.load.test_profile_keys import write
 from tests.sim.simclient import make_spec
@@ -205,10 +207,12 @@ def test_capacity_is_what_ran_when_the_server_first_queued() -> None:
     roomy = capacity_rows([level(1, 1, 0), level(8, 4, 0)])  # 4 requests never filled c=8
     assert [(r.fits, r.at_least) for r in roomy] == [(4, True)]
     # Polls that missed the queue: the server's own queue time still tells.
-    missed = replace(level(4, 2, 0), server_queue_mean_s=0.8)
+    missed = replace(level(4, 2, 0), server_queue_mean_s=0.8, ttft_mean_s=1.3)
     assert [(r.fits, r.full_at) for r in capacity_rows([level(2, 2, 0), missed])] == [(2, 4)]
-    brief = replace(level(4, 4, 0), server_queue_mean_s=0.002)  # a scheduler step, not a queue
-    assert [r.at_least for r in capacity_rows([brief])] == [True]
+    # A step's wait, or a prefill's turn, is no full cache: small beside the TTFT.
+    for queue_s, ttft_s in ((0.002, 0.5), (0.4, 20.0)):
+        brief = replace(level(4, 4, 0), server_queue_mean_s=queue_s, ttft_mean_s=ttft_s)
+        assert [r.at_least for r in capacity_rows([brief])] == [True]
 
 
 def _ladder_run(tmp_path: Path, lengths: str, context: int | None = None, sim: str = "") -> list:
@@ -248,6 +252,12 @@ def test_a_ladder_run_reports_speed_and_recall_by_length(tmp_path: Path) -> None
     assert ttfts == sorted(ttfts) and ttfts[-1] > 3 * ttfts[0]
     assert "Context ladder: TTFT (mean, p50)" in text
     assert "Context ladder recall by depth" in text and "depth 50%" in text
+    assert "TTFT mean by context length" in text  # the chart, rung by rung
+    # The HTML and Markdown write-up carries the same tables, under "Workloads".
+    writeup = build_writeup(open_snapshot(tmp_path / "snapshots" / "ladder"))
+    (workloads,) = [section for section in writeup.sections if section.title == "Workloads"]
+    titles = [block.table[0] for block in workloads.blocks if isinstance(block, TableBlock)]
+    assert [t.split(":")[0] for t in titles] == ["Context ladder", "Context ladder recall by depth"]
 
 
 def test_rungs_are_measured_in_the_servers_tokens_whatever_its_tokenizer(tmp_path: Path) -> None:

@@ -32,9 +32,10 @@ from nvfp4_tui.core.stats import counter_increase, finite, mean, percentile
 
 CONTEXT_SUITE_PREFIX = "context_"  # every ladder rung's suite: context_1k, context_max
 _DETAIL = "recall:"
-# A mean time in the server's queue past this is a full server: one with room admits a request
-# at its next step, milliseconds after it came.
+# A mean time in the server's queue past both of these is a full server: one with room admits a
+# request at its next step, while one without makes it wait for another to end.
 QUEUED_S = 0.1
+QUEUE_SHARE = 0.25  # of the level's TTFT mean
 
 
 def recall_detail(found: Sequence[tuple[float, bool]]) -> str:
@@ -130,8 +131,12 @@ class LadderRow:
     @property
     def full(self) -> bool:
         """Whether the server queued or preempted requests while this level ran: a waiting
-        gauge or preemptions seen, or its requests' mean time in its queue over ``QUEUED_S``."""
-        queued = self.server_queue_mean_s is not None and self.server_queue_mean_s > QUEUED_S
+        gauge or preemptions seen, or its requests' mean time in its queue a good share of
+        their TTFT (a request waiting for room waits for another to end; one waiting for its
+        turn in a step, a step)."""
+        queue = self.server_queue_mean_s
+        ttft = self.ttft_mean_s or 0.0
+        queued = queue is not None and queue > max(QUEUED_S, QUEUE_SHARE * ttft)
         return bool(self.waiting_peak) or bool(self.preemptions) or queued
 
     def json(self) -> dict[str, Any]:
