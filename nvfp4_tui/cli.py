@@ -158,7 +158,7 @@ def _add_snapshot_commands(sub: argparse._SubParsersAction) -> None:
         "--slice", type=float, metavar="S", help="every phase's figures also per S seconds"
     )
 
-    trials = sub.add_parser("trials", help="each figure's mean and 95% interval over runs")
+    trials = sub.add_parser("trials", help="each figure's mean and 95%% interval over runs")
     trials.add_argument("snapshots", type=Path, nargs="+", metavar="SNAPSHOT")
     trials.add_argument("--format", default="text", choices=("text", "markdown", "json"))
     trials.add_argument("--versus", type=Path, nargs="+", metavar="SNAPSHOT", default=[])

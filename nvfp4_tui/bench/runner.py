@@ -177,6 +177,7 @@ class Runner:
         self.contexts: dict[str, int] = {}
         self._prompt_tokens: dict[str, PromptTokens] = {}
         self._calibrated: set[str] = set()
+        self._rung_lengths: dict[tuple[str, int], dict[int | None, str]] = {}
         give_up_s = profile.run.outage_give_up_s
         self._gates = {
             e.id: EndpointGate(e.id, emit, give_up_s=give_up_s) for e in profile.endpoints
@@ -480,6 +481,14 @@ class Runner:
     def _work(self, phase: Phase) -> Iterator[tuple[int, Prompt]]:
         """The phase's requests in order: each prompt `requests` times, or cycling until time is up."""
         prompts = self._sized(phase.plan.endpoint_id, phase.suite.prompts)
+        if prompts and (haystack := prompts[0].haystack) is not None:
+            # A rung capped to an earlier one's length here (128k and max on a 128K model)
+            # would send the costliest prompts twice: it is sent once, under the first.
+            sent = self._rung_lengths.setdefault(
+                (phase.plan.endpoint_id, phase.plan.concurrency), {}
+            )
+            if sent.setdefault(haystack.tokens_in, phase.suite.name) != phase.suite.name:
+                prompts = ()
         order: Iterator[Prompt]
         if phase.plan.requests is not None:
             # Per prompt as planned: a ladder rung this endpoint's context cannot hold has none.

@@ -13,8 +13,8 @@ tokens runs as long as that model can take.
 A prompt is short common words (one token each, ``config.synthetic``) with a sentence per fact
 ("The pass code of the amber fox is 482913.") set at its depth (0: the first words, 1: the
 last), then a question naming every fact. Its text is built when it is sent, never held: a 128K
-prompt is half a megabyte. The scorer ``recall`` finds each fact's code on the line that names
-it; a fact found is exactly that, never partly.
+prompt is half a megabyte. The scorer ``recall`` looks for each fact's code after a mention of
+its name, on the same line; a fact found is exactly that, never partly.
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def _filler(rng: Random, count: int, cuts: Sequence[int]) -> list[str]:
     a head drawn for this prompt (its own first blocks, so nothing of it is in a server's
     prefix cache, whose block names chain from the first), then the shared words from a place
     of its own, repeated as far as needed. Sliced from one text, not joined word by word: a
-    128K-token prompt is built in a fraction of a millisecond, on the loop that times the rest."""
+    128K-token prompt is built in a millisecond or two, on the loop that times the rest."""
     head = words_of(rng, min(count, _HEAD_WORDS)).split(" ") if count else []
     cycle, starts = _base_cycle()
     start = rng.randrange(len(starts))

@@ -646,6 +646,14 @@ def _plan_problems(run: RunPlan) -> list[tuple[str, str]]:
         problems.append(
             ("sessions", "a conversation is the unit of concurrency: use concurrency, not rate")
         )
+    if run.context is not None and run.rate_rps:
+        problems.append(
+            (
+                "context_lengths",
+                "the context ladder's capacity is read per level in flight: use concurrency, "
+                "not rate",
+            )
+        )
     levels = run.rate_rps or run.concurrency
     if run.sweep is not None and list(levels) != sorted(set(levels)):
         key = "rate" if run.rate_rps else "concurrency"

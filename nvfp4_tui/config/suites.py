@@ -113,6 +113,7 @@ from nvfp4_tui.config.tomlcheck import (
     show,
 )
 from nvfp4_tui.config.trace import TRACE_SUITE, TraceSpec, read_trace
+from nvfp4_tui.core.figures.context import CONTEXT_SUITE_PREFIX
 
 SuiteKind = Literal["text", "code", "math", "tool_call", "choice", "synthetic", "context"]
 SUITE_KINDS: tuple[SuiteKind, ...] = get_args(SuiteKind)
@@ -428,6 +429,12 @@ def load_suite(path: Path, sample: Sample | None = None) -> Suite:
     name = head.get("name", _an_id, "an id of letters, digits, '_', '.' or '-'", path.stem)
     if name and name != path.stem:
         problems.add("suite.name", f"expected {path.stem!r} (the file's name), got {show(name)}")
+    if name and name.startswith(CONTEXT_SUITE_PREFIX):
+        problems.add(
+            "suite.name",
+            f"{CONTEXT_SUITE_PREFIX!r} begins the context ladder's suites (--context-lengths): "
+            "name it otherwise",
+        )
     kind = head.get("kind", one_of(*FILE_KINDS), " | ".join(f'"{k}"' for k in FILE_KINDS))
     if kind == "synthetic":
         return _read_synthetic_suite(root, head, name, path)

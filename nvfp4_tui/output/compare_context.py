@@ -10,14 +10,14 @@ from typing import Any
 from nvfp4_tui.core.figures.comparison import Pairing
 from nvfp4_tui.core.figures.context import (
     CONTEXT_SUITE_PREFIX,
-    CapacityPair,
-    CapacityRow,
     LadderPair,
     LadderRow,
-    capacity_rows,
+    RungCapacity,
+    RungCapacityPair,
     pair_capacities,
     pair_ladders,
     run_configs,
+    rung_capacities,
 )
 from nvfp4_tui.output.context_table import context_rows
 from nvfp4_tui.output.report import endpoints_of
@@ -36,15 +36,15 @@ COLUMNS: tuple[tuple[str, Figure, float, str], ...] = (
 )
 
 
-def _snapshot_context(snapshot: Snapshot) -> tuple[list[LadderRow], list[CapacityRow]]:
+def _snapshot_context(snapshot: Snapshot) -> tuple[list[LadderRow], list[RungCapacity]]:
     events = snapshot.report_events()
     rows = context_rows(snapshot.requests(), events, snapshot.server(), endpoints_of(events))
-    return rows, capacity_rows(rows, run_configs(events))
+    return rows, rung_capacities(rows, run_configs(events))
 
 
 def context_pairs(
     a: Snapshot, b: Snapshot, pairs: Sequence[Pairing]
-) -> tuple[tuple[LadderPair, ...], tuple[CapacityPair, ...]]:
+) -> tuple[tuple[LadderPair, ...], tuple[RungCapacityPair, ...]]:
     ids = [(p.endpoint_a, p.endpoint_b, p.label) for p in pairs]
     (ladder_a, fits_a), (ladder_b, fits_b) = _snapshot_context(a), _snapshot_context(b)
     return pair_ladders(ids, ladder_a, ladder_b), pair_capacities(ids, fits_a, fits_b)
@@ -55,14 +55,14 @@ def _side(row: LadderRow | None, figure: Figure, scale: float, spec: str) -> str
     return "—" if value is None else format(value * scale, spec)
 
 
-def _fits(row: CapacityRow | None) -> str:
+def _fits(row: RungCapacity | None) -> str:
     if row is None or row.fits is None:
         return "—"
     return f"{'≥ ' if row.at_least else ''}{row.fits} ({row.cache})"
 
 
 def context_tables(
-    ladder: Sequence[LadderPair], capacity: Sequence[CapacityPair], *, markdown: bool
+    ladder: Sequence[LadderPair], capacity: Sequence[RungCapacityPair], *, markdown: bool
 ) -> list[str]:
     tables = []
     if ladder:
@@ -91,7 +91,7 @@ def context_tables(
 
 
 def context_json(
-    ladder: Sequence[LadderPair], capacity: Sequence[CapacityPair]
+    ladder: Sequence[LadderPair], capacity: Sequence[RungCapacityPair]
 ) -> dict[str, list[dict[str, Any]]]:
     return {
         "context": [

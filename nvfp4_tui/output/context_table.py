@@ -11,10 +11,10 @@ import polars as pl
 from nvfp4_tui.core.events import EndpointInfo, Event, RequestFinished
 from nvfp4_tui.core.figures.context import (
     CONTEXT_SUITE_PREFIX,
-    CapacityRow,
     LadderGauges,
     LadderRow,
     LadderSent,
+    RungCapacity,
     ladder_rows,
 )
 from nvfp4_tui.core.outside_text import outside_line
@@ -54,7 +54,7 @@ def context_rows(
     server: pl.DataFrame | None,
     endpoints: Sequence[EndpointInfo],
 ) -> list[LadderRow]:
-    """None when the run climbed no context ladder."""
+    """Empty when the run climbed no context ladder."""
     if requests.is_empty() or "suite" not in requests.columns:
         return []
     ladder = requests.filter(pl.col("suite").str.starts_with(CONTEXT_SUITE_PREFIX))
@@ -156,7 +156,7 @@ def _shade(share: float) -> str:
     return _SHADES[min(int(share * (len(_SHADES) - 1) + 0.5), len(_SHADES) - 1)] * 2
 
 
-def capacity_table(rows: Sequence[CapacityRow], endpoints: Sequence[EndpointInfo]) -> Table:
+def capacity_table(rows: Sequence[RungCapacity], endpoints: Sequence[EndpointInfo]) -> Table:
     labels = {e.id: e.label for e in endpoints}
     headers = ["endpoint", "rung", "capacity", "first full level", "KV cache (server)"]
     body = [

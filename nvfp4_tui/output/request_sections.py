@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from nvfp4_tui.core.events import EndpointInfo, Event
-from nvfp4_tui.core.figures.context import CapacityRow, LadderRow, capacity_rows, run_configs
+from nvfp4_tui.core.figures.context import LadderRow, RungCapacity, run_configs, rung_capacities
 from nvfp4_tui.output.context_table import (
     capacity_table,
     context_rows,
@@ -55,9 +55,9 @@ def _context_rows(given: SectionInput) -> list[LadderRow]:
     return context_rows(given.requests, given.events, given.server, given.endpoints)
 
 
-def _capacity_rows(given: SectionInput) -> list[CapacityRow]:
+def _rung_capacities(given: SectionInput) -> list[RungCapacity]:
     """Those the server's polls tell (none polled: the server view says it served no metrics)."""
-    rows = capacity_rows(_context_rows(given), run_configs(given.events))
+    rows = rung_capacities(_context_rows(given), run_configs(given.events))
     return [row for row in rows if row.fits is not None]
 
 
@@ -68,7 +68,7 @@ SECTIONS: tuple[RequestSection, ...] = (
     RequestSection(lambda s: session_turn_rows(s.requests, s.endpoints), turns_table),
     RequestSection(time_slice_rows, slices_table),
     RequestSection(_context_rows, ladder_table, also=(depths_table,)),
-    RequestSection(_capacity_rows, capacity_table),
+    RequestSection(_rung_capacities, capacity_table),
 )
 
 
@@ -79,7 +79,8 @@ def section_tables(given: SectionInput, leave_out: tuple[TableOf, ...] = ()) -> 
         if section.table in leave_out:
             continue
         if rows := section.rows(given):
-            tables += [table(rows, given.endpoints) for table in (section.table, *section.also)]
+            made = (table(rows, given.endpoints) for table in (section.table, *section.also))
+            tables += [table for table in made if table[2]]  # none with a header alone
     return tables
 
 

@@ -100,12 +100,13 @@ SCORERS: dict[ScorerName, Scorer] = {
     "coverage": _covered,
     "recall": lambda a: score_recall(a.check, a.answer),
 }
-# Scorers of the calls an answer made, not of its text: an answer of calls alone is no empty one.
-SCORES_CALLS: frozenset[ScorerName] = frozenset({"tool_schema"})
+# Scorers that judge an empty answer themselves: one of calls alone is no empty one
+# (tool_schema); recall says per depth that nothing was found, for the ladder's heatmap.
+SCORES_EMPTY: frozenset[ScorerName] = frozenset({"tool_schema", "recall"})
 
 
 def _score(scorer: ScorerName, answered: Answered) -> tuple[float, str]:
-    if scorer not in SCORES_CALLS and not answered.answer.strip():
+    if scorer not in SCORES_EMPTY and not answered.answer.strip():
         return 0.0, "empty"
     return SCORERS[scorer](answered)
 

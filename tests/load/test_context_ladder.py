@@ -26,17 +26,26 @@ from nvfp4_tui.config.context_ladder import (
 )
 from nvfp4_tui.config.plan import plan_run
 from nvfp4_tui.config.profile import ConfigError, load_profile, with_overrides
-from nvfp4_tui.config.suites import load_suite
-from nvfp4_tui.core.events import EndpointConfig, ProbeFinished, RequestFinished
+from nvfp4_tui.config.suites import Prompt, Suite, context_suites, load_suite
+from nvfp4_tui.core.events import (
+    EndpointConfig,
+    PhaseFinished,
+    PhaseStarted,
+    ProbeFinished,
+    RequestFinished,
+    ServerSample,
+)
 from nvfp4_tui.core.figures.context import (
+    LadderGauges,
     LadderRow,
-    capacity_rows,
     recall_by_depth,
     recall_detail,
+    rung_capacities,
 )
 from nvfp4_tui.output.report import render
 from nvfp4_tui.output.writeup import TableBlock, build_writeup
 from nvfp4_tui.scoring.recall_check import score_recall
+from nvfp4_tui.scoring.verify import score_verified
 from nvfp4_tui.sim.kv_cache import context_speed_factor
 from nvfp4_tui.sim.load import EndpointLoad
 from nvfp4_tui.sim.recall import recall_answer, recall_chance
@@ -84,6 +93,18 @@ def test_the_profile_key_names_file_and_key(tmp_path: Path) -> None:
     assert raised.value.problems == [
         f"{path}: run.context_lengths: expected a string such as '1k,4k,16k,max'"
     ]
+
+
+def test_a_rate_is_refused_its_capacity_is_read_per_level_in_flight(tmp_path: Path) -> None:
+    path = write(tmp_path, 'context_lengths = "1k"\nrate = [1.0]')
+    with pytest.raises(ConfigError) as raised:
+        load_profile(path)
+    assert raised.value.problems == [
+        f"{path}: run.context_lengths: the context ladder's capacity is read per level in "
+        "flight: use concurrency, not rate"
+    ]
+    with pytest.raises(ConfigError, match="use concurrency, not rate"):
+        with_overrides(load_profile(write(tmp_path, "")), context_lengths="1k", rate_rps=(2.0,))
 
 
 def test_a_prompt_holds_its_facts_at_their_depths_and_is_as_long_as_asked() -> None:
@@ -140,6 +161,17 @@ def test_recall_is_exact_per_fact_under_its_own_name() -> None:
     assert score_recall(check, swapped) == (pytest.approx(1 / 3), "recall:0=0,0.5=0,1=1")
     longer = f"{a.name}: {a.code}9\n{b.name}: 12{b.code}"
     assert score_recall(check, longer)[0] == 0.0  # a longer number is another number
+    # Named first in a preamble, then answered: every mention is tried.
+    preamble = f"The codes of the {a.name}, the {b.name} and the {c.name}:\n" + "\n".join(
+        f"{f.name.replace(' ', '-')}: {f.code}" for f in FACTS
+    )
+    assert score_recall(check, preamble)[0] == 1.0
+    elsewhere = f"{a.name}: not found\nNote: {a.code} appears somewhere"
+    assert score_recall(check, elsewhere)[0] == 0.0  # a code on another line is not its answer
+    assert score_verified(_ladder_suite(), replace(_ladder_prompt(), check=check), "", None) == (
+        0.0,
+        "recall:0=0,0.5=0,1=0",
+    )  # an empty answer found nothing, at every depth
     assert recall_by_depth("recall:0=1,0.5=0,1=1|reasoning_chars:40") == [
         (0.0, True),
         (0.5, False),
@@ -147,6 +179,14 @@ def test_recall_is_exact_per_fact_under_its_own_name() -> None:
     ]
     assert recall_by_depth(recall_detail([(0.25, True)])) == [(0.25, True)]
     assert recall_by_depth("passed 3/5") == []
+
+
+def _ladder_suite() -> Suite:
+    return context_suites(LADDER, Path("x"))["context_1k"]
+
+
+def _ladder_prompt() -> Prompt:
+    return _ladder_suite().prompts[0]
 
 
 def test_the_simulated_model_forgets_the_middle_of_long_contexts_first() -> None:
@@ -200,19 +240,42 @@ def test_capacity_is_what_ran_when_the_server_first_queued() -> None:
             server_polls=3,
         )  # fmt: skip
 
-    full = capacity_rows([level(1, 1, 0), level(2, 2, 0), level(4, 2, 2)])
+    full = rung_capacities([level(1, 1, 0), level(2, 2, 0), level(4, 2, 2)])
     assert [(r.fits, r.at_least, r.full_at, r.label) for r in full] == [
         (2, False, 4, "fits 2 × 4,096 tokens at once")
     ]
-    roomy = capacity_rows([level(1, 1, 0), level(8, 4, 0)])  # 4 requests never filled c=8
+    roomy = rung_capacities([level(1, 1, 0), level(8, 4, 0)])  # 4 requests never filled c=8
     assert [(r.fits, r.at_least) for r in roomy] == [(4, True)]
     # Polls that missed the queue: the server's own queue time still tells.
     missed = replace(level(4, 2, 0), server_queue_mean_s=0.8, ttft_mean_s=1.3)
-    assert [(r.fits, r.full_at) for r in capacity_rows([level(2, 2, 0), missed])] == [(2, 4)]
+    assert [(r.fits, r.full_at) for r in rung_capacities([level(2, 2, 0), missed])] == [(2, 4)]
+    # A sampled peak under what a lower level held: the lower level's is what fits.
+    low_poll = rung_capacities([level(2, 2, 0), level(4, 1, 3)])
+    assert [(r.fits, r.full_at) for r in low_poll] == [(2, 4)]
+    # Waiting seen, but all four ran at once in the end (a prefill's turn): room for four.
+    assert [r.at_least for r in rung_capacities([level(4, 4, 2)])] == [True]
+    # A level of one is never full, and a level whose every request failed holds nothing.
+    lone = replace(level(1, 1, 1), server_queue_mean_s=5.0, ttft_mean_s=6.0)
+    failed = replace(level(4, 0, 0), requests=0, errors=4)
+    assert [(r.fits, r.at_least) for r in rung_capacities([lone, failed])] == [(1, True)]
     # A step's wait, or a prefill's turn, is no full cache: small beside the TTFT.
     for queue_s, ttft_s in ((0.002, 0.5), (0.4, 20.0)):
         brief = replace(level(4, 4, 0), server_queue_mean_s=queue_s, ttft_mean_s=ttft_s)
-        assert [r.at_least for r in capacity_rows([brief])] == [True]
+        assert [r.at_least for r in rung_capacities([brief])] == [True]
+
+
+def test_a_polls_count_since_before_the_rung_began_is_left_to_the_phase_before() -> None:
+    gauges = LadderGauges({"context_4k"})
+    gauges.apply(PhaseStarted(100.0, "a", "context_4k", 4, 0))
+    gauges.apply(ServerSample(101.0, "a", requests_running=2, requests_waiting=0))
+    gauges.apply(PhaseFinished(105.0, "a", "context_4k", 4, 0, 4, 0, 40, 5.0))
+    gauges.apply(PhaseStarted(105.5, "a", "context_4k", 1, 1))
+    # Its queue times are the c=4 phase's last requests': not the c=1 phase's.
+    leak = ServerSample(106.0, "a", requests_running=1, queue_count=2, queue_mean_s=2.0)
+    gauges.apply(leak)
+    gauges.apply(ServerSample(107.0, "a", requests_running=1, queue_count=1, queue_mean_s=0.001))
+    one = gauges.gauges[("a", "context_4k", 1)]
+    assert (one.polls, one.queued, one.queue_s) == (2, 1, pytest.approx(0.001))
 
 
 def _ladder_run(tmp_path: Path, lengths: str, context: int | None = None, sim: str = "") -> list:
@@ -277,10 +340,31 @@ def test_rungs_are_measured_in_the_servers_tokens_whatever_its_tokenizer(tmp_pat
     assert rows[-1]["input_tokens_asked"] == longest(8192)
 
 
+def test_a_rung_capped_to_an_earlier_ones_length_is_sent_once(tmp_path: Path) -> None:
+    events, rows, _ = _ladder_run(tmp_path, "16k,max,1k", context=8192)
+    sent = [e for e in events if isinstance(e, RequestFinished)]
+    assert {e.suite for e in sent} == {"context_1k", "context_16k"}  # max is 16k's length here
+    assert [(r["suite"], r["input_tokens_asked"]) for r in rows] == [
+        ("context_1k", 1024),
+        ("context_16k", longest(8192)),
+    ]
+
+
 def test_without_a_known_context_the_max_rung_is_not_sent(tmp_path: Path) -> None:
     events, rows, _ = _ladder_run(tmp_path, "1k,max")
     assert {e.suite for e in events if isinstance(e, RequestFinished)} == {"context_1k"}
     assert [r["suite"] for r in rows] == ["context_1k"]
+
+
+def test_a_suite_file_cannot_take_a_ladder_rungs_name(tmp_path: Path) -> None:
+    path = tmp_path / "context_notes.toml"
+    path.write_text('[suite]\nkind = "text"\nmax_tokens = 8\nmin_words = 5\n')
+    with pytest.raises(ConfigError) as raised:
+        load_suite(path)
+    assert any(
+        "suite.name: 'context_' begins the context ladder's suites" in line
+        for line in raised.value.problems
+    )
 
 
 def test_a_suite_file_cannot_claim_the_ladders_kind_or_scorer(tmp_path: Path) -> None:

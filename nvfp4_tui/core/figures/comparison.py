@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nvfp4_tui.core.figures.context import CapacityPair, LadderPair
+from nvfp4_tui.core.figures.context import LadderPair, RungCapacityPair
 from nvfp4_tui.core.figures.scores import SCORE_LABELS, VERIFIED
 from nvfp4_tui.core.figures.server_view import ServerViewPair
 from nvfp4_tui.core.slo import Load
@@ -205,7 +205,7 @@ class Comparison:
     server_view: tuple[ServerViewPair, ...] = ()  # the servers' own figures, per level
     pairings: tuple[Pairing, ...] = ()
     context: tuple[LadderPair, ...] = ()  # the context ladder's rungs, per level
-    context_capacity: tuple[CapacityPair, ...] = ()
+    context_capacity: tuple[RungCapacityPair, ...] = ()
 
     @property
     def pairing_notes(self) -> tuple[str, ...]:

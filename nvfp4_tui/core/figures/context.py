@@ -130,14 +130,20 @@ class LadderRow:
 
     @property
     def full(self) -> bool:
-        """Whether the server queued or preempted requests while this level ran: a waiting
-        gauge or preemptions seen, or its requests' mean time in its queue a good share of
-        their TTFT (a request waiting for room waits for another to end; one waiting for its
-        turn in a step, a step)."""
+        """Whether the server could not run this level's requests all at once: it preempted
+        some, or it queued some (a waiting gauge seen, or a mean time in its queue a good share
+        of their TTFT: one waiting for room waits for another to end, one waiting for its turn
+        in a step, a step) and never ran as many as the level holds. A level of one cannot be
+        full: a lone request runs whatever its size. Only answered requests count."""
+        if self.concurrency < 2 or not self.requests:
+            return False
+        if self.preemptions:
+            return True
         queue = self.server_queue_mean_s
         ttft = self.ttft_mean_s or 0.0
         queued = queue is not None and queue > max(QUEUED_S, QUEUE_SHARE * ttft)
-        return bool(self.waiting_peak) or bool(self.preemptions) or queued
+        ran_all = self.running_peak is not None and self.running_peak >= self.concurrency
+        return (bool(self.waiting_peak) or queued) and not ran_all
 
     def json(self) -> dict[str, Any]:
         return {
@@ -165,7 +171,7 @@ class LadderRow:
 
 
 @dataclass(frozen=True, slots=True)
-class CapacityRow:
+class RungCapacity:
     """How many requests of one rung an endpoint ran at once before it queued them."""
 
     endpoint_id: str
@@ -192,7 +198,7 @@ class CapacityRow:
     @property
     def label(self) -> str:
         if self.fits is None:
-            return "no server metrics"
+            return "not polled while it ran"
         length = f"{self.tokens_in_asked:,}" if self.tokens_in_asked else "?"
         return f"fits {'≥ ' if self.at_least else ''}{self.fits} × {length} tokens at once"
 
@@ -224,11 +230,11 @@ class _Cell:
     depths: dict[float, list[bool]] = field(default_factory=dict)
 
     def add(self, sent: LadderSent) -> None:
+        self.asked = sent.tokens_in_asked if sent.tokens_in_asked is not None else self.asked
         if sent.failed:
             self.errors += 1
             return
         self.requests += 1
-        self.asked = sent.tokens_in_asked if sent.tokens_in_asked is not None else self.asked
         for values, value in (
             (self.tokens_in, sent.tokens_in),
             (self.ttft, sent.ttft_s),
@@ -271,13 +277,14 @@ class LadderGauges:
             gauges.running_peak = _peak(gauges.running_peak, event.requests_running)
             gauges.waiting_peak = _peak(gauges.waiting_peak, event.requests_waiting)
             gauges.kv_peak_pct = _peak(gauges.kv_peak_pct, event.kv_cache_pct)
+            if before is None or before.t < running[1]:
+                return  # what this poll counts since the last began before the rung did
             if event.queue_mean_s is not None and event.queue_count:
                 gauges.queue_s += event.queue_mean_s * event.queue_count
                 gauges.queued += event.queue_count
-            if before is not None and before.t >= running[1]:
-                grew = counter_increase(event.preemptions_total, before.preemptions_total)
-                if grew is not None:
-                    gauges.preemptions = (gauges.preemptions or 0.0) + grew
+            grew = counter_increase(event.preemptions_total, before.preemptions_total)
+            if grew is not None:
+                gauges.preemptions = (gauges.preemptions or 0.0) + grew
 
 
 def run_configs(events: Iterable[Event]) -> dict[str, EndpointConfig]:
@@ -361,9 +368,13 @@ def ladder_rows(
     return tally.rows(gauges, endpoint_order)
 
 
-def capacity_rows(
+def _held(row: LadderRow) -> int:
+    return min(row.concurrency, row.requests)
+
+
+def rung_capacities(
     rows: Sequence[LadderRow], configs: Mapping[str, EndpointConfig] | None = None
-) -> list[CapacityRow]:
+) -> list[RungCapacity]:
     """Per endpoint and rung, from its levels in order (``ladder_rows``' order kept), with
     each endpoint's cache as ``configs`` (its RunStarted's) says."""
     configs = configs or {}
@@ -374,15 +385,18 @@ def capacity_rows(
     for (endpoint_id, suite), steps in levels.items():
         polled = sorted((r for r in steps if r.server_polls), key=lambda r: r.concurrency)
         full = next((r for r in polled if r.full), None)
+        # What ran at once: the running peaks polled up to the first full level, and each
+        # level below it whole (one of few answered requests never held its concurrency).
         fits: float | None = None
-        if full is not None:  # what ran while the rest waited; else the last level that fit
-            below = [r.concurrency for r in polled if r.concurrency < full.concurrency]
-            fits = full.running_peak or max(below, default=None)
-        elif polled:  # a level of few requests never held its concurrency
-            fits = max(min(r.concurrency, r.requests + r.errors) for r in polled)
+        if full is not None:
+            below = [_held(r) for r in polled if r.concurrency < full.concurrency]
+            peaks = [r.running_peak or 0 for r in polled if r.concurrency <= full.concurrency]
+            fits = max([*below, *peaks], default=0) or None
+        elif held := [_held(r) for r in polled if r.requests]:
+            fits = max(held)
         said = configs.get(endpoint_id, EndpointConfig(endpoint_id))
         found.append(
-            CapacityRow(
+            RungCapacity(
                 endpoint_id=endpoint_id,
                 suite=suite,
                 tokens_in_asked=steps[0].tokens_in_asked,
@@ -409,11 +423,11 @@ class LadderPair:
 
 
 @dataclass(frozen=True, slots=True)
-class CapacityPair:
+class RungCapacityPair:
     label: str
     suite: str
-    a: CapacityRow | None
-    b: CapacityRow | None
+    a: RungCapacity | None
+    b: RungCapacity | None
 
 
 def pair_ladders(
@@ -439,9 +453,9 @@ def pair_ladders(
 
 def pair_capacities(
     pairs: Sequence[tuple[str, str, str]],
-    rows_a: Sequence[CapacityRow],
-    rows_b: Sequence[CapacityRow],
-) -> tuple[CapacityPair, ...]:
+    rows_a: Sequence[RungCapacity],
+    rows_b: Sequence[RungCapacity],
+) -> tuple[RungCapacityPair, ...]:
     by_a = {(r.endpoint_id, r.suite): r for r in rows_a}
     by_b = {(r.endpoint_id, r.suite): r for r in rows_b}
     out = []
@@ -449,7 +463,7 @@ def pair_capacities(
         suites = [s for e, s in by_a if e == endpoint_a]
         suites += [s for e, s in by_b if e == endpoint_b and s not in suites]
         out += [
-            CapacityPair(label, s, by_a.get((endpoint_a, s)), by_b.get((endpoint_b, s)))
+            RungCapacityPair(label, s, by_a.get((endpoint_a, s)), by_b.get((endpoint_b, s)))
             for s in suites
         ]
     return tuple(out)

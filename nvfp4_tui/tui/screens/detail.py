@@ -333,7 +333,10 @@ class DetailScreen(StateScreen):
         if key == self._ladder_key:
             return
         self._ladder_key = key
-        rows = endpoint.ladder.rows() if endpoint.ladder else []
+        latest = endpoint.recent_requests[-1] if endpoint.recent_requests else None
+        climbing = latest is not None and latest.suite.startswith(CONTEXT_SUITE_PREFIX)
+        # While the ladder runs; the latest answer again when another suite's come after it.
+        rows = endpoint.ladder.rows() if climbing else []
         self.query_one("#ladder", LiveTable).display = bool(rows)
         self.query_one("#answer").display = not rows
         self.set_class(bool(rows), "-ladder")
