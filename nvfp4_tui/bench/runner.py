@@ -78,6 +78,7 @@ WARMUP_MAX_TOKENS = 16
 # A probe's purpose: a short ladder prompt whose usage tells the server's tokens per word.
 CONTEXT_TOKENS_PURPOSE = "context_tokens"
 CALIBRATION_WORDS = 256  # filler words of the second calibration prompt
+DECODE_TOKENS = 64  # a ladder answer's least tokens, so its decode tok/s rests on that many
 PROBE_REQUEST_INDEX = -1  # a failed warm-up probe's row: before the phase's own requests
 ALL_DOWN_MESSAGE = "every endpoint was down"
 
@@ -470,6 +471,11 @@ class Runner:
             and endpoint_id not in self._refused_length_fields
         )
         extra = exact_length(max_tokens) if exact else None
+        # Decode timed over more than a line of codes: vLLM's min_tokens (refused by
+        # transformers serve, then sent again without, as a synthetic prompt's are).
+        ladder = prompt.haystack is not None and not warmup
+        if ladder and endpoint_id not in self._refused_length_fields:
+            extra = {"min_tokens": min(DECODE_TOKENS, max_tokens)}
         return ChatRequest(
             messages=prompt.messages(suite.system),
             max_tokens=max_tokens,

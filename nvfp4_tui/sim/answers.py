@@ -271,10 +271,12 @@ def compose(spec: SimSpec, request: ChatRequest, key: AnswerKey | None = None) -
             text = writer.text()
         content_tokens = split_tokens(text)
         need = request.min_tokens - len(reasoning_tokens)
-        while len(content_tokens) < need:  # no end of sequence yet: the model writes on
-            more = Writer(rng, spec.quality, need - len(content_tokens))
-            _write(category, more, prompt)
-            content_tokens += split_tokens("\n\n" + more.text())
+        if len(content_tokens) < need:
+            while len(content_tokens) < need:  # no end of sequence yet: the model writes on
+                more = Writer(rng, spec.quality, need - len(content_tokens))
+                _write(category, more, prompt)
+                content_tokens += split_tokens("\n\n" + more.text())
+            del content_tokens[need:]  # and ends at the first token it may
         if len(content_tokens) >= left:  # vLLM says "length" once max_tokens is reached
             content_tokens = content_tokens[:left]
             finish = "length"

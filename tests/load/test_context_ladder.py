@@ -13,6 +13,7 @@ from random import Random
 
 import pytest
 
+from nvfp4_tui.cli import main
 from nvfp4_tui.config.checks import PromptCheck, RecallFact
 from nvfp4_tui.config.context_ladder import (
     ANSWER_TOKENS,
@@ -308,8 +309,10 @@ def test_a_ladder_run_reports_speed_and_recall_by_length(tmp_path: Path) -> None
         assert row["recall_by_depth"] == {"0": 1.0, "0.5": 1.0, "1": 1.0}
         # The server's count is the length asked: the calibration probes told how it counts.
         assert row["input_tokens_mean"] == pytest.approx(row["input_tokens_asked"], rel=0.01)
+        # Never before the schedule's prefill; how much after is the box's (fidelity.py
+        # measures that): bounded here only far above any scheduling delay.
         expected = expected_ttft_s(spec, round(row["input_tokens_mean"]))
-        assert row["ttft_mean_s"] == pytest.approx(expected, rel=0.25)
+        assert 0.97 * expected <= row["ttft_mean_s"] <= 3 * expected + 0.5
         assert row["prefill_tps_mean"] < 16000
     ttfts = [r["ttft_mean_s"] for r in rows]
     assert ttfts == sorted(ttfts) and ttfts[-1] > 3 * ttfts[0]
@@ -384,3 +387,30 @@ def test_facts_are_the_same_for_a_seed_and_differ_between_prompts() -> None:
     assert ladder_facts(LADDER, 1024, 0) == FACTS
     assert ladder_facts(LADDER, 1024, 1) != FACTS
     assert all(isinstance(f, RecallFact) and len(f.code) == 6 for f in FACTS)
+
+
+def test_an_answer_is_long_enough_to_time_its_decode(tmp_path: Path) -> None:
+    """min_tokens keeps the model writing past its line of codes: decode tok/s rests on 64
+    tokens or more, not on a dozen."""
+    events, rows, _ = _ladder_run(tmp_path, "1k")
+    sent = [e for e in events if isinstance(e, RequestFinished)]
+    assert sent and all((e.tokens_out or 0) >= 64 and e.score_verified == 1.0 for e in sent)
+    assert rows[0]["decode_tps_mean"] == pytest.approx(300.0, rel=0.1)  # the endpoint's
+
+
+def test_the_command_lines_help_is_whole() -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+
+
+def test_a_server_that_refuses_min_tokens_gets_each_prompt_again_without(tmp_path: Path) -> None:
+    """transformers serve answers vLLM's sampling fields with HTTP 422: the refusal is kept as
+    a probe, and the ladder goes on without min_tokens."""
+    quirk = "[endpoint.sim.quirks]\nvllm_sampling_fields = false\n"
+    events, rows, _ = _ladder_run(tmp_path, "1k", sim=quirk)
+    refused = [e for e in events if isinstance(e, ProbeFinished) and e.purpose == "length_fields"]
+    assert len(refused) == 1 and refused[0].http_status == 422
+    sent = [e for e in events if isinstance(e, RequestFinished)]
+    assert len(sent) == 2 and all(e.status == "ok" and e.score_verified == 1.0 for e in sent)
+    assert rows[0]["recall_mean"] == 1.0
