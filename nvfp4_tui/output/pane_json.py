@@ -3,8 +3,9 @@
 The objects are ``figures.pane.PaneFigures.json``: the same figures the monitor's panes format,
 folded from the same events, so a script checking the big number checks what a person sees.
 When the run is over, one object per endpoint and level with the server's own view beside the
-client's (``figures.server_view``, ``"kind": "server"``) follows, as ``report --format json``
-has them.
+client's (``figures.server_view``, ``"kind": "server"``) follows, and the context ladder's rows
+and capacities (``figures.context``, ``"kind": "context"`` and ``"context_capacity"``), as
+``report --format json`` has them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TextIO
 
-from nvfp4_tui.core.events import Event
+from nvfp4_tui.core.events import EndpointConfig, Event, RequestFinished, RunStarted
+from nvfp4_tui.core.figures.context import (
+    CONTEXT_SUITE_PREFIX,
+    LadderGauges,
+    LadderSent,
+    LadderTally,
+    run_configs,
+    rung_capacities,
+)
 from nvfp4_tui.core.figures.pane import pane_figures
 from nvfp4_tui.core.figures.scores import shown_score
 from nvfp4_tui.core.figures.server_view import ServerViewFold
@@ -35,6 +44,9 @@ class PaneJsonLines:
     ) -> None:
         self.state = FleetState()
         self.server_view = ServerViewFold()
+        self.ladder = LadderTally()
+        self.ladder_gauges = LadderGauges()
+        self._configs: dict[str, EndpointConfig] = {}
         self._stream = stream  # None: whatever sys.stdout is when a line is printed
         self._clock = clock
         self._reader_gone = False
@@ -43,6 +55,11 @@ class PaneJsonLines:
     def __call__(self, event: Event) -> None:
         self.state.apply(event)
         self.server_view.apply(event)
+        self.ladder_gauges.apply(event)
+        if isinstance(event, RequestFinished) and event.suite.startswith(CONTEXT_SUITE_PREFIX):
+            self.ladder.add(LadderSent.of(event))
+        elif isinstance(event, RunStarted):
+            self._configs |= run_configs([event])
 
     def print_now(self, *, unless_printed: bool = False) -> None:
         """Print every pane's line; with ``unless_printed``, not when the last lines already
@@ -60,9 +77,14 @@ class PaneJsonLines:
         self._print(lines)
 
     def print_server_view(self) -> None:
-        """The server's view per endpoint and level, once the run is over (none when no
-        endpoint served metrics)."""
+        """The server's view per endpoint and level (none when no endpoint served metrics),
+        then the context ladder's, once the run is over."""
         self._print([json.dumps(row.json()) for row in self.server_view.rows()])
+        order = tuple(self.state.endpoints)
+        rungs = self.ladder.rows(self.ladder_gauges, order)
+        fits = [row for row in rung_capacities(rungs, self._configs) if row.fits is not None]
+        self._print([json.dumps(row.json()) for row in rungs])
+        self._print([json.dumps(row.json()) for row in fits])
 
     def _print(self, lines: list[str]) -> None:
         if self._reader_gone:

@@ -6,6 +6,7 @@ that falls with depth and length)."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -43,6 +44,7 @@ from nvfp4_tui.core.figures.context import (
     recall_detail,
     rung_capacities,
 )
+from nvfp4_tui.output.pane_json import PaneJsonLines
 from nvfp4_tui.output.report import render
 from nvfp4_tui.output.writeup import TableBlock, build_writeup
 from nvfp4_tui.scoring.recall_check import score_recall
@@ -414,3 +416,14 @@ def test_a_server_that_refuses_min_tokens_gets_each_prompt_again_without(tmp_pat
     sent = [e for e in events if isinstance(e, RequestFinished)]
     assert len(sent) == 2 and all(e.status == "ok" and e.score_verified == 1.0 for e in sent)
     assert rows[0]["recall_mean"] == 1.0
+
+
+def test_headless_json_ends_with_the_ladders_rows(tmp_path: Path) -> None:
+    events, rows, _ = _ladder_run(tmp_path, "1k,4k")
+    out = io.StringIO()
+    panes = PaneJsonLines(stream=out)
+    for event in events:
+        panes(event)
+    panes.print_server_view()
+    printed = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r for r in printed if r["kind"] == "context"] == rows  # as the report has them

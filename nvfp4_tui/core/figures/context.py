@@ -251,8 +251,8 @@ class _Cell:
 class LadderGauges:
     """The server's gauges per ladder phase: fed the run's phases and polls in time order."""
 
-    def __init__(self, suites: Iterable[str]) -> None:
-        self._suites = set(suites)
+    def __init__(self, suites: Iterable[str] | None = None) -> None:
+        self._suites = None if suites is None else set(suites)  # None: every ladder rung
         self._open: dict[str, tuple[LadderKey, float]] = {}  # endpoint -> its running phase
         self._last: dict[str, ServerSample] = {}
         self.gauges: dict[LadderKey, _Gauges] = {}
@@ -260,7 +260,8 @@ class LadderGauges:
     def apply(self, event: Event) -> None:
         if isinstance(event, PhaseStarted):
             self._open.pop(event.endpoint_id, None)
-            if event.suite in self._suites:
+            rung = event.suite.startswith(CONTEXT_SUITE_PREFIX)
+            if event.suite in self._suites if self._suites is not None else rung:
                 key = (event.endpoint_id, event.suite, event.concurrency)
                 self._open[event.endpoint_id] = (key, event.t)
                 self.gauges.setdefault(key, _Gauges())
