@@ -49,7 +49,7 @@ from nvfp4_tui.core.readouts import (
     TtftPoint,
 )
 from nvfp4_tui.core.slo import Load, LoadTracker
-from nvfp4_tui.core.stats import StatsSummary, finite
+from nvfp4_tui.core.stats import StatsSummary, finite, peak
 from nvfp4_tui.core.timing_doubt import timing_doubt
 
 RECENT_REQUESTS_LEN = 100
@@ -499,8 +499,5 @@ class EndpointState:
             self.decode_history.append(TpsPoint(end_t, decode_tps))
 
 
-def _peak(peak: float | None, value: float | None) -> float | None:
-    value = finite(value)
-    if value is None:
-        return peak
-    return value if peak is None else max(peak, value)
+def _peak(highest: float | None, value: float | None) -> float | None:
+    return peak(highest, finite(value))  # a NaN gauge from a broken server is no peak

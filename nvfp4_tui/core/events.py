@@ -268,7 +268,8 @@ class RequestFinished(MeasuredFields, RequestKey):
     # inside the measured window; None: the phase has no such windows.
     trimmed: bool | None = None
     attempt: int = 0  # 0 for the first send; 1, 2... for each retry of a 429/503 (run.retries)
-    # A synthetic prompt's lengths as asked (config.synthetic), beside what the server counted
+    # A synthetic, trace or context-ladder prompt's lengths as asked (config.synthetic,
+    # config.context_ladder: a rung has no output length), beside what the server counted
     # (tokens_in, tokens_out); None for every other suite's prompts.
     tokens_in_asked: int | None = None
     tokens_out_asked: int | None = None

@@ -105,6 +105,13 @@ def percentiles(values: Iterable[float], qs: Sequence[float]) -> tuple[float | N
     return tuple(percentile_of_sorted(ordered, q) for q in qs)
 
 
+def peak(highest: float | None, value: float | None) -> float | None:
+    """The higher of a running peak and a new value, either missing (None)."""
+    if value is None:
+        return highest
+    return value if highest is None else max(highest, value)
+
+
 def finite(x: float | None) -> float | None:
     """``x``, or None when it is missing, NaN or infinite: a NaN or inf from a broken server or
     clock must not poison means and percentiles."""

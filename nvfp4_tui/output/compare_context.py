@@ -21,7 +21,7 @@ from nvfp4_tui.core.figures.context import (
 )
 from nvfp4_tui.output.context_table import context_rows
 from nvfp4_tui.output.report import endpoints_of
-from nvfp4_tui.output.tables import format_table
+from nvfp4_tui.output.tables import change_cell, format_table
 from nvfp4_tui.store.reader import Snapshot
 
 TITLE = "Context ladder, A → B (means per rung and level; recall: share of hidden facts found)"
@@ -50,11 +50,6 @@ def context_pairs(
     return pair_ladders(ids, ladder_a, ladder_b), pair_capacities(ids, fits_a, fits_b)
 
 
-def _side(row: LadderRow | None, figure: Figure, scale: float, spec: str) -> str:
-    value = None if row is None else figure(row)
-    return "—" if value is None else format(value * scale, spec)
-
-
 def _fits(row: RungCapacity | None) -> str:
     if row is None or row.fits is None:
         return "—"
@@ -72,10 +67,7 @@ def context_tables(
                 p.label,
                 p.suite.removeprefix(CONTEXT_SUITE_PREFIX),
                 f"c={p.concurrency}",
-                *(
-                    f"{_side(p.a, figure, scale, spec)} → {_side(p.b, figure, scale, spec)}"
-                    for _, figure, scale, spec in COLUMNS
-                ),
+                *(change_cell(p.a, p.b, figure, scale, spec) for _, figure, scale, spec in COLUMNS),
             ]
             for p in ladder
         ]

@@ -9,7 +9,7 @@ from typing import Any
 from nvfp4_tui.core.figures.comparison import Pairing
 from nvfp4_tui.core.figures.server_view import ServerViewPair, ServerViewRow, pair_server_views
 from nvfp4_tui.output.report import snapshot_server_view
-from nvfp4_tui.output.tables import format_table
+from nvfp4_tui.output.tables import change_cell, format_table
 from nvfp4_tui.store.reader import Snapshot
 
 TITLE = (
@@ -34,11 +34,6 @@ def server_view_pairs(
     return pair_server_views(ids, snapshot_server_view(a), snapshot_server_view(b))
 
 
-def _side(row: ServerViewRow | None, figure: Figure, scale: float, spec: str) -> str:
-    value = None if row is None else figure(row)
-    return "—" if value is None else format(value * scale, spec)
-
-
 def server_view_table(pairs: Sequence[ServerViewPair], *, markdown: bool) -> str | None:
     if not pairs:
         return None
@@ -47,10 +42,7 @@ def server_view_table(pairs: Sequence[ServerViewPair], *, markdown: bool) -> str
         [
             p.label,
             p.load.label,
-            *(
-                f"{_side(p.a, figure, scale, spec)} → {_side(p.b, figure, scale, spec)}"
-                for _, figure, scale, spec in COLUMNS
-            ),
+            *(change_cell(p.a, p.b, figure, scale, spec) for _, figure, scale, spec in COLUMNS),
         ]
         for p in pairs
     ]

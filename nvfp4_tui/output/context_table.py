@@ -5,6 +5,7 @@ length × depth in text), and how many requests of each rung an endpoint runs at
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 
 import polars as pl
 
@@ -33,19 +34,12 @@ CAPACITY_TITLE = (
     "preempted (from vLLM's num_requests_running/waiting and num_preemptions)"
 )
 _SHADES = " ░▒▓█"  # recall 0 (blank) to 1 (full)
-_COLUMNS = (
-    "endpoint_id",
-    "suite",
-    "concurrency",
-    "status",
-    "tokens_in_asked",
-    "tokens_in",
-    "ttft_s",
-    "prefill_tps",
-    "decode_tps",
-    "score_verified",
-    "score_verified_detail",
-)
+# The columns that are not LadderSent's fields by name.
+_RENAMED = {
+    "failed": pl.col("status") == "error",
+    "recall": pl.col("score_verified"),
+    "recall_detail": pl.col("score_verified_detail"),
+}
 
 
 def context_rows(
@@ -67,13 +61,11 @@ def context_rows(
         timeline += frame_to_events("server", server)
     for event in sorted(timeline, key=lambda e: e.t):
         gauges.apply(event)
-    columns = ladder.select(*_COLUMNS[:3], pl.col("status") == "error", *_COLUMNS[4:])
-    sent = (LadderSent(*row) for row in columns.iter_rows())
+    columns = ladder.select(
+        **{f.name: _RENAMED.get(f.name, pl.col(f.name)) for f in fields(LadderSent)}
+    )
+    sent = (LadderSent(**row) for row in columns.iter_rows(named=True))
     return ladder_rows(sent, gauges, tuple(e.id for e in endpoints))
-
-
-def _load(row: LadderRow) -> str:
-    return f"c={row.concurrency}"
 
 
 def _length(row: LadderRow) -> str:
@@ -102,7 +94,7 @@ def ladder_table(rows: Sequence[LadderRow], endpoints: Sequence[EndpointInfo]) -
         [
             labels.get(r.endpoint_id, r.endpoint_id),
             r.suite.removeprefix(CONTEXT_SUITE_PREFIX),
-            _load(r),
+            f"c={r.concurrency}",
             _length(r),
             number_cell(r.tokens_in_mean, ",.0f"),
             str(r.requests),

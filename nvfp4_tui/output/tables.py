@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from nvfp4_tui.core.outside_text import outside_line
 
 Table = tuple[str, list[str], list[list[str]]]  # title, headers, rows
+Row = TypeVar("Row")
 
 # Backslash-escaped wherever they are: what starts inline Markdown or HTML in CommonMark and
 # GFM (code, emphasis, links and images, raw HTML and autolinks, entities, strikethrough, math
@@ -31,6 +33,19 @@ _MARKDOWN_BLOCK = re.compile(r"^(?:[#+=-](?=\s|$|[#+=-])|\d{1,9}(?=[.)](?:\s|$))
 def number_cell(value: float | None, spec: str) -> str:
     """``value`` in the format ``spec``, or a dash for a figure that has no value."""
     return "—" if value is None else format(value, spec)
+
+
+def change_cell(
+    a: Row | None, b: Row | None, figure: Callable[[Row], float | None], scale: float, spec: str
+) -> str:
+    """``A → B``: one figure of two runs' rows (``compare``), times ``scale``, a dash where a
+    run lacks the row or the figure."""
+
+    def side(row: Row | None) -> str:
+        value = None if row is None else figure(row)
+        return number_cell(None if value is None else value * scale, spec)
+
+    return f"{side(a)} → {side(b)}"
 
 
 def ms_cell(seconds: float | None) -> str:

@@ -15,9 +15,9 @@ runs at once before it queues them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from nvfp4_tui.core.events import (
     EndpointConfig,
@@ -28,7 +28,7 @@ from nvfp4_tui.core.events import (
     RunStarted,
     ServerSample,
 )
-from nvfp4_tui.core.stats import counter_increase, finite, mean, percentile
+from nvfp4_tui.core.stats import counter_increase, finite, mean, peak, percentile
 
 CONTEXT_SUITE_PREFIX = "context_"  # every ladder rung's suite: context_1k, context_max
 _DETAIL = "recall:"
@@ -275,9 +275,9 @@ class LadderGauges:
                 return
             gauges = self.gauges[running[0]]
             gauges.polls += 1
-            gauges.running_peak = _peak(gauges.running_peak, event.requests_running)
-            gauges.waiting_peak = _peak(gauges.waiting_peak, event.requests_waiting)
-            gauges.kv_peak_pct = _peak(gauges.kv_peak_pct, event.kv_cache_pct)
+            gauges.running_peak = peak(gauges.running_peak, event.requests_running)
+            gauges.waiting_peak = peak(gauges.waiting_peak, event.requests_waiting)
+            gauges.kv_peak_pct = peak(gauges.kv_peak_pct, event.kv_cache_pct)
             if before is None or before.t < running[1]:
                 return  # what this poll counts since the last began before the rung did
             if event.queue_mean_s is not None and event.queue_count:
@@ -292,12 +292,6 @@ def run_configs(events: Iterable[Event]) -> dict[str, EndpointConfig]:
     """What each endpoint said of itself at run start (the first RunStarted's)."""
     started = next((e for e in events if isinstance(e, RunStarted)), None)
     return {} if started is None else {c.endpoint_id: c for c in started.configuration}
-
-
-def _peak(peak: float | None, value: float | None) -> float | None:
-    if value is None:
-        return peak
-    return value if peak is None else max(peak, value)
 
 
 class LadderTally:
@@ -431,25 +425,33 @@ class RungCapacityPair:
     b: RungCapacity | None
 
 
+_Keyed = TypeVar("_Keyed", "LadderRow", "RungCapacity")
+
+
+def _paired(
+    pairs: Sequence[tuple[str, str, str]],
+    rows_a: Sequence[_Keyed],
+    rows_b: Sequence[_Keyed],
+    key: Callable[[_Keyed], Hashable],
+) -> Iterator[tuple[str, Any, _Keyed | None, _Keyed | None]]:
+    """Each endpoint pair's (id in A, id in B, label) rows by ``key``, A's order then B's."""
+    by_a = {(r.endpoint_id, key(r)): r for r in rows_a}
+    by_b = {(r.endpoint_id, key(r)): r for r in rows_b}
+    for endpoint_a, endpoint_b, label in pairs:
+        keys = [k for e, k in by_a if e == endpoint_a]
+        keys += [k for e, k in by_b if e == endpoint_b and k not in keys]
+        for k in keys:
+            yield label, k, by_a.get((endpoint_a, k)), by_b.get((endpoint_b, k))
+
+
 def pair_ladders(
     pairs: Sequence[tuple[str, str, str]],
     rows_a: Sequence[LadderRow],
     rows_b: Sequence[LadderRow],
 ) -> tuple[LadderPair, ...]:
-    """Each endpoint pair's (id in A, id in B, label) rungs and levels, A's order then B's."""
-    by_a = {(r.endpoint_id, r.suite, r.concurrency): r for r in rows_a}
-    by_b = {(r.endpoint_id, r.suite, r.concurrency): r for r in rows_b}
-    out = []
-    for endpoint_a, endpoint_b, label in pairs:
-        keys = [(s, c) for e, s, c in by_a if e == endpoint_a]
-        keys += [(s, c) for e, s, c in by_b if e == endpoint_b and (s, c) not in keys]
-        for suite, concurrency in keys:
-            a, b = (
-                by_a.get((endpoint_a, suite, concurrency)),
-                by_b.get((endpoint_b, suite, concurrency)),
-            )
-            out.append(LadderPair(label, suite, concurrency, a, b))
-    return tuple(out)
+    """Each endpoint pair's rungs and levels in both runs."""
+    paired = _paired(pairs, rows_a, rows_b, lambda r: (r.suite, r.concurrency))
+    return tuple(LadderPair(label, k[0], k[1], a, b) for label, k, a, b in paired)
 
 
 def pair_capacities(
@@ -457,14 +459,6 @@ def pair_capacities(
     rows_a: Sequence[RungCapacity],
     rows_b: Sequence[RungCapacity],
 ) -> tuple[RungCapacityPair, ...]:
-    by_a = {(r.endpoint_id, r.suite): r for r in rows_a}
-    by_b = {(r.endpoint_id, r.suite): r for r in rows_b}
-    out = []
-    for endpoint_a, endpoint_b, label in pairs:
-        suites = [s for e, s in by_a if e == endpoint_a]
-        suites += [s for e, s in by_b if e == endpoint_b and s not in suites]
-        out += [
-            RungCapacityPair(label, s, by_a.get((endpoint_a, s)), by_b.get((endpoint_b, s)))
-            for s in suites
-        ]
-    return tuple(out)
+    """Each endpoint pair's rungs' capacities in both runs."""
+    paired = _paired(pairs, rows_a, rows_b, lambda r: r.suite)
+    return tuple(RungCapacityPair(label, k, a, b) for label, k, a, b in paired)

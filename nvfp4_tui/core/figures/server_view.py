@@ -28,7 +28,7 @@ from nvfp4_tui.core.events import (
     ServerSample,
 )
 from nvfp4_tui.core.slo import Load, run_plans
-from nvfp4_tui.core.stats import counter_increase
+from nvfp4_tui.core.stats import counter_increase, peak
 from nvfp4_tui.core.timing_doubt import TIMING_DOUBT_LAG_S
 
 LevelKey = tuple[str, Load]  # (endpoint id, load level)
@@ -84,12 +84,6 @@ class _Span:
 
     def holds(self, t: float) -> bool:
         return self.start <= t and (self.end is None or t <= self.end)
-
-
-def _peak(peak: float | None, value: float | None) -> float | None:
-    if value is None:
-        return peak
-    return value if peak is None else max(peak, value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +240,7 @@ class ServerViewFold:
             if span.phase_index == event.phase_index and span.end is None:
                 span.end = event.t
                 level = self._levels[span.key]
-                level.lag_p99_s = _peak(level.lag_p99_s, event.loop_lag_p99_s)
+                level.lag_p99_s = peak(level.lag_p99_s, event.loop_lag_p99_s)
                 return
 
     def _sample(self, sample: ServerSample) -> None:
@@ -258,9 +252,9 @@ class ServerViewFold:
             level = self._levels[at.key]
             level.polls += 1
             level.kv.add(sample.kv_cache_pct, 1)
-            level.kv_peak_pct = _peak(level.kv_peak_pct, sample.kv_cache_pct)
-            level.running_peak = _peak(level.running_peak, sample.requests_running)
-            level.waiting_peak = _peak(level.waiting_peak, sample.requests_waiting)
+            level.kv_peak_pct = peak(level.kv_peak_pct, sample.kv_cache_pct)
+            level.running_peak = peak(level.running_peak, sample.requests_running)
+            level.waiting_peak = peak(level.waiting_peak, sample.requests_waiting)
         since = sample.t if before is None else before.t
         covering = max(
             (s for s in spans if s.start <= sample.t and (s.end is None or s.end >= since)),
